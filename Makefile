@@ -1,0 +1,32 @@
+# The two entry points of the README: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA := src/dpgm/datasets
+
+.PHONY: demo test lint setup clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	mkdir -p demo-output
+	$(BIN)/dpgm synth $(DATA)/adult.csv.gz --domain $(DATA)/adult-domain.json \
+		--epsilon 1 --delta 1e-9 --seed 0 --out demo-output/adult-synth.csv --force
+	$(BIN)/dpgm evaluate $(DATA)/adult.csv.gz demo-output/adult-synth.csv \
+		--domain $(DATA)/adult-domain.json
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) demo-output

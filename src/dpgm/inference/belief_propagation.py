@@ -1,0 +1,114 @@
+"""Exact sum-product and max-product message passing on a junction tree, in log space.
+
+Every clique table keeps its axes in domain order, so a separator has the same axis
+order in both cliques it joins: a message reduced with ``keepdims`` in one clique is
+moved into the other by a plain reshape, never a transpose. That keeps each message to a
+handful of NumPy calls, which matters on trees with thousands of cliques.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgm.inference.junction_tree import JunctionTree
+
+_FLOOR = -1e300  # stands in for a -inf maximum so that exp(b - max) stays defined
+
+
+def _reduce_logsumexp(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if not axes:
+        return values
+    peak = values.max(axis=axes, keepdims=True)
+    np.maximum(peak, _FLOOR, out=peak)
+    total = np.exp(values - peak).sum(axis=axes, keepdims=True)
+    with np.errstate(divide="ignore"):
+        np.log(total, out=total)
+    total += peak
+    return total
+
+
+def _reduce_max(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return values.max(axis=axes, keepdims=True) if axes else values
+
+
+@dataclass
+class Calibration:
+    """Result of message passing: unnormalised log beliefs per clique and log Z."""
+
+    log_beliefs: list[np.ndarray]
+    log_partition: float
+    upward: list[np.ndarray | None]
+    downward: list[np.ndarray | None]
+
+    def log_marginals(self) -> list[np.ndarray]:
+        """Normalised log clique marginals (sum-product) or max-marginals (max-product)."""
+        return [b - self.log_partition for b in self.log_beliefs]
+
+
+class MessagePlan:
+    """Axis bookkeeping for passing messages on one junction tree, computed once."""
+
+    def __init__(self, tree: JunctionTree):
+        self.tree = tree
+        domain = tree.domain
+        self.shapes = [domain.project(c).shape for c in tree.cliques]
+        n = len(tree.cliques)
+        self.up_axes: list[tuple[int, ...]] = [()] * n  # axes of i summed out towards its parent
+        self.up_shape: list[tuple[int, ...]] = [()] * n  # message i->parent shaped for the parent
+        self.down_axes: list[tuple[int, ...]] = [()] * n  # axes of parent summed out towards i
+        self.down_shape: list[tuple[int, ...]] = [()] * n  # message parent->i shaped for i
+        for i, p in enumerate(tree.parent):
+            if p < 0:
+                continue
+            sep = set(tree.separator(i))
+            child, par = tree.cliques[i], tree.cliques[p]
+            self.up_axes[i] = tuple(k for k, a in enumerate(child) if a not in sep)
+            self.up_shape[i] = tuple(domain[a] if a in sep else 1 for a in par)
+            self.down_axes[i] = tuple(k for k, a in enumerate(par) if a not in sep)
+            self.down_shape[i] = tuple(domain[a] if a in sep else 1 for a in child)
+
+    def calibrate(self, log_potentials: list[np.ndarray], mode: str = "sum") -> Calibration:
+        """Pass messages up and down the tree; ``mode`` is ``"sum"`` or ``"max"``."""
+        reduce = _reduce_logsumexp if mode == "sum" else _reduce_max
+        tree = self.tree
+        n = len(log_potentials)
+        upward: list[np.ndarray | None] = [None] * n
+        downward: list[np.ndarray | None] = [None] * n
+        # inbound[i] = potential of i plus messages from its children
+        inbound: list[np.ndarray] = [None] * n  # type: ignore[list-item]
+        for i in reversed(tree.order):
+            acc = log_potentials[i]
+            kids = tree.children[i]
+            if kids:
+                acc = acc + upward[kids[0]]
+                for c in kids[1:]:
+                    acc += upward[c]
+            inbound[i] = acc
+            if tree.parent[i] >= 0:
+                upward[i] = reduce(acc, self.up_axes[i]).reshape(self.up_shape[i])
+        beliefs: list[np.ndarray] = [None] * n  # type: ignore[list-item]
+        for i in tree.order:
+            p = tree.parent[i]
+            if p < 0:
+                beliefs[i] = inbound[i]
+                continue
+            up = upward[i]
+            if np.isneginf(up).any():
+                # the parent's belief minus this message is undefined where the message is
+                # -inf: rebuild the parent's other inputs explicitly
+                rest = log_potentials[p] + (downward[p] if downward[p] is not None else 0.0)
+                for c in tree.children[p]:
+                    if c != i:
+                        rest = rest + upward[c]
+            else:
+                rest = beliefs[p] - up
+            downward[i] = reduce(rest, self.down_axes[i]).reshape(self.down_shape[i])
+            beliefs[i] = inbound[i] + downward[i]
+        root = tree.order[0]
+        if mode == "sum":
+            log_z = float(_reduce_logsumexp(beliefs[root], tuple(range(beliefs[root].ndim))).reshape(()))
+        else:
+            log_z = float(beliefs[root].max()) if beliefs[root].size else 0.0
+        return Calibration(beliefs, log_z, upward, downward)

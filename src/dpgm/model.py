@@ -1,0 +1,226 @@
+"""A Markov random field on a junction tree: the model every dpgm method produces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DataError, DomainError
+from dpgm.factor import Factor
+from dpgm.inference.belief_propagation import Calibration, MessagePlan, _reduce_logsumexp
+from dpgm.inference.elimination import variable_elimination
+from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.sampling import sample_records
+from dpgm.random import as_generator
+
+_QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
+
+
+class MarkovRandomField:
+    """``p(x) ∝ exp(Σ_C θ_C(x_C))`` scaled to ``total`` records.
+
+    ``potentials`` maps cliques to log-potentials (arrays shaped by the clique's attribute
+    order, or :class:`~dpgm.factor.Factor`). Marginals and query answers are counts: they
+    sum to ``total``.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        potentials: Mapping[Iterable[str], np.ndarray | Factor],
+        total: float = 1.0,
+        tree: JunctionTree | None = None,
+    ):
+        if not np.isfinite(total) or total <= 0:
+            raise ValueError(f"total must be a positive number, got {total}")
+        self.domain = domain
+        self.total = float(total)
+        self.potentials: dict[tuple[str, ...], Factor] = {}
+        for clique, table in potentials.items():
+            clique = domain.check(clique)
+            if isinstance(table, Factor):
+                if set(table.attrs) != set(clique):
+                    raise DomainError(f"potential on {table.attrs} given for clique {clique}")
+                factor = table.transpose(clique)
+            else:
+                values = np.asarray(table, dtype=np.float64)
+                if values.shape != domain.project(clique).shape:
+                    raise DomainError(
+                        f"potential for {clique} has shape {values.shape}, expected {domain.project(clique).shape}"
+                    )
+                factor = Factor(domain.project(clique), values)
+            self.potentials[clique] = factor
+        self.tree = tree if tree is not None else JunctionTree.build(domain, self.potentials)
+        self._plan: MessagePlan | None = None
+        self._tables: list[np.ndarray] | None = None
+        self._calibration: Calibration | None = None
+
+    @classmethod
+    def from_tree(cls, tree: JunctionTree, log_potentials: list[np.ndarray], total: float) -> MarkovRandomField:
+        """A model whose potentials live on the cliques of ``tree`` (as estimation produces)."""
+        potentials = {c: Factor(tree.domain.project(c), t) for c, t in zip(tree.cliques, log_potentials)}
+        return cls(tree.domain, potentials, total, tree=tree)
+
+    # -- internals --------------------------------------------------------------------
+    @property
+    def cliques(self) -> list[tuple[str, ...]]:
+        """The cliques the potentials are defined on."""
+        return list(self.potentials)
+
+    @property
+    def plan(self) -> MessagePlan:
+        if self._plan is None:
+            self._plan = MessagePlan(self.tree)
+        return self._plan
+
+    def clique_log_potentials(self, evidence: Mapping[str, int] | None = None) -> list[np.ndarray]:
+        """Log-potentials summed onto the junction-tree cliques (with evidence as -inf cells)."""
+        tables = [np.zeros(self.domain.project(c).shape) for c in self.tree.cliques]
+        for clique, factor in self.potentials.items():
+            i = self.tree.find(clique)
+            tables[i] = tables[i] + factor.broadcast_shape(self.domain.project(self.tree.cliques[i]))
+        for attr, value in (evidence or {}).items():
+            if attr not in self.domain:
+                raise DomainError(f"evidence on unknown attribute {attr!r}")
+            if not 0 <= int(value) < self.domain[attr]:
+                raise DomainError(f"evidence {attr}={value} outside its domain 0..{self.domain[attr] - 1}")
+            i = self.tree.find([attr])
+            clique = self.tree.cliques[i]
+            mask = np.full(self.domain[attr], -np.inf)
+            mask[int(value)] = 0.0
+            shape = [1] * len(clique)
+            shape[clique.index(attr)] = self.domain[attr]
+            tables[i] = tables[i] + mask.reshape(shape)
+        return tables
+
+    def calibrate(self) -> Calibration:
+        """Sum-product beliefs on the junction tree (computed once, then cached)."""
+        if self._calibration is None:
+            self._tables = self.clique_log_potentials()
+            self._calibration = self.plan.calibrate(self._tables, "sum")
+        return self._calibration
+
+    @property
+    def log_partition(self) -> float:
+        """``log Z`` of the unnormalised potentials."""
+        return self.calibrate().log_partition
+
+    def clique_marginals(self) -> list[np.ndarray]:
+        """Count tables of every junction-tree clique (axes in domain order)."""
+        return [np.exp(b) * self.total for b in self.calibrate().log_marginals()]
+
+    def _subtree_factors(self, attrs: Iterable[str]) -> list[Factor]:
+        """Log-factors of a subtree containing ``attrs``, with the messages from outside it."""
+        cal = self.calibrate()
+        tree = self.tree
+        nodes = tree.steiner_subtree(attrs)
+        inside = set(nodes)
+        factors = []
+        for i in nodes:
+            # the clique's potential plus the messages from the rest of the tree
+            table = self._tables[i]
+            for c in tree.children[i]:
+                if c not in inside:
+                    table = table + cal.upward[c]
+            if tree.parent[i] >= 0 and tree.parent[i] not in inside:
+                table = table + cal.downward[i]
+            factors.append(Factor(self.domain.project(tree.cliques[i]), table))
+        return factors
+
+    # -- queries ----------------------------------------------------------------------
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        """Estimated counts of every cell of the marginal on ``attrs`` (in that order)."""
+        attrs = self.domain.check(attrs)
+        cal = self.calibrate()
+        i = self.tree.find(attrs)
+        if i is not None:
+            clique = self.tree.cliques[i]
+            drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
+            log_table = _reduce_logsumexp(cal.log_beliefs[i], drop) - cal.log_partition
+            kept = [a for a in clique if a in attrs]
+            table = np.exp(log_table).reshape(self.domain.project(kept).shape)
+            return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
+        result, _ = variable_elimination(self._subtree_factors(attrs), attrs, log_space=True)
+        return np.exp(result.values - cal.log_partition) * self.total
+
+    def project(self, attrs: Iterable[str]) -> Factor:
+        """The marginal on ``attrs`` as a :class:`~dpgm.factor.Factor` of counts."""
+        attrs = self.domain.check(attrs)
+        return Factor(self.domain.project(attrs), self.marginal(attrs))
+
+    def query(self, matrices: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Answers ``Q μ`` to the factored query ``Q = ⊗_i Q_i`` (Private-PGM Algorithm 3).
+
+        ``matrices`` maps attributes to ``r_i × n_i`` matrices (see :mod:`dpgm.inference.queries`);
+        other attributes are summed out. The result has one axis of length ``r_i`` per
+        given attribute, in the given order, and counts as units.
+        """
+        attrs = self.domain.check(list(matrices))
+        if not attrs:
+            return np.array(self.total)
+        factors = []
+        scale = 0.0
+        for f in self._subtree_factors(attrs):
+            peak = float(np.max(f.values))
+            factors.append(Factor(f.domain, np.exp(f.values - peak)))
+            scale += peak
+        answer_names = []
+        for a in attrs:
+            q = np.asarray(matrices[a], dtype=np.float64)
+            if q.ndim == 1:
+                q = q.reshape(1, -1)
+            if q.ndim != 2 or q.shape[1] != self.domain[a]:
+                raise DomainError(f"query matrix for {a!r} must have {self.domain[a]} columns, got shape {q.shape}")
+            name = _QUERY_PREFIX + a
+            answer_names.append(name)
+            factors.append(Factor(Domain((name, a), q.shape), q))
+        result, extra = variable_elimination(factors, answer_names, log_space=False)
+        return result.values * np.exp(scale + extra - self.calibrate().log_partition) * self.total
+
+    def map(self, evidence: Mapping[str, int] | None = None) -> dict[str, int]:
+        """The most probable record (given ``evidence``), by max-product message passing."""
+        tables = self.clique_log_potentials(evidence)
+        cal = self.plan.calibrate(tables, "max")
+        if not np.isfinite(cal.log_partition):
+            raise DataError(f"the evidence {dict(evidence or {})} has probability zero under the model")
+        assignment: dict[str, int] = {}
+        for i in self.tree.order:
+            clique = self.tree.cliques[i]
+            belief = cal.log_beliefs[i]
+            index = tuple(assignment[a] if a in assignment else slice(None) for a in clique)
+            sub = belief[index]
+            free = [a for a in clique if a not in assignment]
+            if free:
+                best = np.unravel_index(int(np.argmax(sub)), sub.shape)
+                assignment.update({a: int(v) for a, v in zip(free, best)})
+        return {a: assignment[a] for a in self.domain.attrs}
+
+    def sample(self, n: int | None = None, rng: np.random.Generator | int | None = None) -> Dataset:
+        """``n`` synthetic records (default: the model's total, rounded) drawn from the model."""
+        if n is None:
+            n = int(round(self.total))
+        if n < 0:
+            raise ValueError(f"cannot draw {n} records")
+        records = sample_records(self.tree, [np.exp(b) for b in self.calibrate().log_marginals()], n, as_generator(rng))
+        return Dataset(records, self.domain)
+
+    def log_likelihood(self, data: Dataset) -> float:
+        """Log-probability of ``data`` under the normalised model (weighted by record weights)."""
+        if data.domain != self.domain:
+            raise DomainError("the data's domain differs from the model's")
+        tables = self.clique_log_potentials()
+        score = np.zeros(len(data))
+        for clique, table in zip(self.tree.cliques, tables):
+            cols = self.domain.axes(clique)
+            flat = np.ravel_multi_index(tuple(data.records[:, cols].T), table.shape)
+            score += table.ravel()[flat]
+        score -= self.log_partition
+        weights = np.ones(len(data)) if data.weights is None else data.weights
+        with np.errstate(invalid="ignore"):
+            return float(np.sum(weights * score))
+
+    def __repr__(self) -> str:
+        return f"MarkovRandomField({len(self.tree.cliques)} cliques, {self.tree.size()} cells, total={self.total:g})"
