@@ -10,6 +10,7 @@ from dpgm.errors import (
     ModelTooLargeError,
     PrivacyParameterError,
 )
+from dpgm.estimation import Measurement, estimate
 from dpgm.factor import Factor
 from dpgm.model import MarkovRandomField
 
@@ -22,7 +23,9 @@ __all__ = [
     "DpgmError",
     "Factor",
     "MarkovRandomField",
+    "Measurement",
     "ModelTooLargeError",
     "PrivacyParameterError",
+    "estimate",
 ]
 __version__ = "0.1.0"

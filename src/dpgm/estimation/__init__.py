@@ -1,0 +1,30 @@
+"""Private-PGM estimation: noisy measurements in, a graphical model out (post-processing)."""
+
+from dpgm.estimation.algorithms import (
+    METHODS,
+    MarginalOracle,
+    accelerated,
+    estimate,
+    fit_targets,
+    mirror_descent,
+)
+from dpgm.estimation.losses import CustomLoss, L1Loss, L2Loss, Loss, make_loss
+from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.total import estimate_total, total_estimates
+
+__all__ = [
+    "METHODS",
+    "CustomLoss",
+    "L1Loss",
+    "L2Loss",
+    "Loss",
+    "MarginalOracle",
+    "Measurement",
+    "accelerated",
+    "estimate",
+    "estimate_total",
+    "fit_targets",
+    "make_loss",
+    "mirror_descent",
+    "total_estimates",
+]

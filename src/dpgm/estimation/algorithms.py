@@ -1,0 +1,251 @@
+"""Private-PGM estimation: fit a graphical model to noisy measurements (Algorithms 1 and 2).
+
+Both algorithms are proximal methods over the marginal polytope whose proximal step is
+marginal inference: parameters ``θ`` live on the junction-tree cliques, and belief
+propagation turns them into the clique marginals the loss is measured on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from dpgm.domain import Domain
+from dpgm.errors import ModelTooLargeError
+from dpgm.estimation.losses import Loss, make_loss
+from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.total import estimate_total
+from dpgm.inference.belief_propagation import MessagePlan
+from dpgm.inference.junction_tree import JunctionTree
+from dpgm.model import MarkovRandomField
+
+Callback = Callable[[int, float], object]
+METHODS = ("auto", "mirror_descent", "accelerated")
+DEFAULT_MAX_CELLS = 50_000_000  # 400 MB per copy of the parameters
+
+
+class MarginalOracle:
+    """``θ`` on the junction-tree cliques → the loss's count tables as one flat vector."""
+
+    def __init__(self, tree: JunctionTree, loss: Loss, total: float):
+        self.tree = tree
+        self.plan = MessagePlan(tree)
+        self.total = total
+        self.loss = loss
+        domain = tree.domain
+        self.holder: list[int] = []
+        self.sum_axes: list[tuple[int, ...]] = []
+        self.broadcast: list[tuple[int, ...]] = []
+        for clique in loss.cliques:  # each in domain order, as are the tree's cliques
+            i = tree.find(clique)
+            big = tree.cliques[i]
+            self.holder.append(i)
+            self.sum_axes.append(tuple(k for k, a in enumerate(big) if a not in clique))
+            self.broadcast.append(tuple(domain[a] if a in clique else 1 for a in big))
+        self.needed = sorted(set(self.holder))
+
+    def zeros(self) -> list[np.ndarray]:
+        return [np.zeros(s) for s in self.plan.shapes]
+
+    def __call__(self, theta: list[np.ndarray]) -> np.ndarray:
+        cal = self.plan.calibrate(theta, "sum")
+        shift = cal.log_partition - np.log(self.total)
+        tables = {i: np.exp(cal.log_beliefs[i] - shift) for i in self.needed}
+        flat = np.empty(self.loss.size)
+        for i, axes, s, shape in zip(self.holder, self.sum_axes, self.loss.slices, self.loss.shapes):
+            if axes:
+                np.sum(tables[i], axis=axes, out=flat[s].reshape(shape))
+            else:
+                flat[s] = tables[i].ravel()
+        return flat
+
+    def add(self, theta: list[np.ndarray], grad: np.ndarray, scale: float) -> list[np.ndarray]:
+        """``θ + scale · grad`` with each clique's gradient broadcast into its holder clique."""
+        out = [t.copy() for t in theta]
+        for i, s, shape in zip(self.holder, self.loss.slices, self.broadcast):
+            out[i] += scale * grad[s].reshape(shape)
+        return out
+
+
+def fit_targets(oracle: MarginalOracle, theta: list[np.ndarray], sweeps: int = 2) -> list[np.ndarray]:
+    """Iterative proportional fitting of the clique marginals towards the loss's targets.
+
+    A cheap starting point for both algorithms: each sweep scales every clique's marginal
+    to its target (clipped to be positive) in turn, which on a junction tree matches
+    consistent targets in one sweep. Cliques without a target are left alone.
+    """
+    loss = oracle.loss
+    targets = loss.targets()
+    for _ in range(sweeps):
+        for k, target in enumerate(targets):
+            if target is None:
+                continue
+            mu = oracle(theta)[loss.slices[k]]
+            update = np.zeros(loss.size)
+            update[loss.slices[k]] = np.log(np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300))
+            theta = oracle.add(theta, update, 1.0)
+    return theta
+
+
+def mirror_descent(
+    oracle: MarginalOracle,
+    loss: Loss,
+    theta: list[np.ndarray],
+    iters: int,
+    step_size: float | None = None,
+    callback: Callback | None = None,
+) -> tuple[list[np.ndarray], float]:
+    """Algorithm 1: ``θ ← θ − η ∇L(μ(θ))``, with an Armijo line search when ``step_size`` is None."""
+    mu = oracle(theta)
+    value, grad = loss(mu)
+    alpha = step_size if step_size is not None else 1.0 / (loss.curvature() * oracle.total)
+    for t in range(1, iters + 1):
+        if step_size is None:
+            alpha *= 2.0  # try a longer step; the search below backs off as needed
+        for _ in range(60):
+            new_theta = oracle.add(theta, grad, -alpha)
+            new_mu = oracle(new_theta)
+            new_value, new_grad = loss(new_mu)
+            # sufficient decrease: at least half the decrease the linear model predicts
+            if step_size is not None or value - new_value >= 0.5 * float(np.dot(grad, mu - new_mu)):
+                break
+            alpha *= 0.5
+        theta, mu, value, grad = new_theta, new_mu, new_value, new_grad
+        if callback is not None:
+            callback(t, value)
+    return theta, value
+
+
+def accelerated(
+    oracle: MarginalOracle,
+    loss: Loss,
+    theta: list[np.ndarray],
+    iters: int,
+    callback: Callback | None = None,
+    adaptive: bool = True,
+) -> tuple[list[np.ndarray], float]:
+    """Algorithm 2: accelerated dual averaging with prox centre ``theta``.
+
+    The paper's step uses ``K``, the Lipschitz constant of ∇L w.r.t. the ℓ1 norm. The
+    worst-case ``K`` is often 10-30x larger than the curvature met in practice, which
+    slows the method by that factor. With ``adaptive=True`` the method starts from
+    ``K/16`` and checks at every step the inequality the convergence proof rests on: the
+    loss's Bregman divergence between the new and the extrapolated marginals is at most
+    ``K/2 · ‖Δμ‖₁²`` (the largest clique's ‖Δμ‖₁ standing in, from below, for the
+    joint's). Where it fails, ``K`` doubles past the curvature observed and the averaging
+    restarts from the current parameters. ``K`` never exceeds the worst-case bound. The
+    averaging also restarts whenever the loss goes up, which removes the oscillation
+    that otherwise stalls the method near the optimum.
+    The returned parameters are those of the oracle call with the lowest loss.
+    """
+    if loss.lipschitz is None:
+        raise ValueError(
+            "the accelerated method needs a smooth loss with a Lipschitz constant; "
+            "use method='mirror_descent' for the L1 loss"
+        )
+    total = oracle.total
+    bound = loss.lipschitz
+    lipschitz = bound / 16 if adaptive else bound
+    centre = current = theta
+    nu = mu = oracle(centre)
+    gbar = np.zeros_like(mu)
+    step = 0  # iterations since the last restart
+    value = loss.value(nu)
+    best, best_value = current, value  # ν is not monotone: keep the best model seen
+    for t in range(1, iters + 1):
+        step += 1
+        c = 2.0 / (step + 1)
+        omega = (1 - c) * mu + c * nu
+        omega_value, grad = loss(omega)
+        gbar = (1 - c) * gbar + c * grad
+        proposal = oracle.add(centre, gbar, -step * (step + 1) / (4 * lipschitz * total))
+        new_nu = oracle(proposal)
+        new_mu = (1 - c) * mu + c * new_nu
+        if adaptive and lipschitz < bound:
+            diff = new_mu - omega
+            divergence = loss.value(new_mu) - omega_value - float(np.dot(grad, diff))
+            spread = max(float(np.abs(diff[s]).sum()) for s in loss.slices)
+            if spread > 0 and divergence > 0.5 * lipschitz * spread**2 * (1 + 1e-9):
+                lipschitz = min(bound, 2.0 * max(lipschitz, divergence / (0.5 * spread**2)))
+                centre, step = current, 0
+                nu = mu = oracle(centre)
+                gbar = np.zeros_like(mu)
+                if callback is not None:
+                    callback(t, best_value)
+                continue
+        current, nu, mu = proposal, new_nu, new_mu
+        previous, value = value, loss.value(nu)
+        if value < best_value:
+            best, best_value = current, value
+        if adaptive and value > previous and step > 1:
+            # function-value restart (O'Donoghue & Candès 2015): momentum overshot
+            centre, step = current, 0
+            mu = nu
+            gbar = np.zeros_like(mu)
+        if callback is not None:
+            callback(t, best_value)
+    return best, best_value
+
+
+def estimate(
+    domain: Domain,
+    measurements: Sequence[Measurement],
+    *,
+    total: float | None = None,
+    method: str = "auto",
+    loss: str | Loss = "l2",
+    iters: int = 1000,
+    step_size: float | None = None,
+    callback: Callback | None = None,
+    warm_start: MarkovRandomField | None = None,
+    init: str = "fit",
+    cliques: Sequence[Sequence[str]] = (),
+    max_cells: int = DEFAULT_MAX_CELLS,
+) -> MarkovRandomField:
+    """A graphical model whose marginals fit the noisy ``measurements`` (Private-PGM).
+
+    ``method`` is ``"mirror_descent"`` (Algorithm 1, line search unless ``step_size``),
+    ``"accelerated"`` (Algorithm 2), or ``"auto"``: accelerated for smooth losses. ``loss`` is ``"l2"``, ``"l1"`` or a
+    :class:`~dpgm.estimation.losses.Loss`. With ``total=None`` the number of records is
+    estimated from the measurements by inverse-variance weighting (App. E.1). Extra
+    ``cliques`` are added to the model; ``warm_start`` continues from an earlier model's
+    parameters. Otherwise ``init="fit"`` starts from a proportional fit to the measured
+    marginals (clipped at zero; free post-processing) and ``init="uniform"`` from the
+    uniform model, as in the paper. ``callback(iteration, loss)`` follows every iteration.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+    if iters < 0:
+        raise ValueError(f"iters must be >= 0, got {iters}")
+    measurements = list(measurements)
+    objective = make_loss(loss, domain, measurements)
+    if total is None:
+        total = estimate_total(measurements)
+    elif not np.isfinite(total) or total <= 0:
+        raise ValueError(f"total must be a positive number, got {total}")
+    model_cliques = list(objective.cliques) + [domain.check(c) for c in cliques]
+    if warm_start is not None:
+        model_cliques += list(warm_start.tree.cliques)
+    tree = JunctionTree.build(domain, model_cliques)
+    if tree.size() > max_cells:
+        raise ModelTooLargeError(
+            f"the junction tree needs {tree.size():,} cells (largest clique {tree.max_clique()}), "
+            f"over max_cells={max_cells:,}; measure smaller or fewer cliques"
+        )
+    oracle = MarginalOracle(tree, objective, float(total))
+    if warm_start is not None:
+        theta = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree).clique_log_potentials()
+    elif init == "fit":
+        theta = fit_targets(oracle, oracle.zeros())
+    elif init == "uniform":
+        theta = oracle.zeros()
+    else:
+        raise ValueError(f"unknown init {init!r}; use 'fit' or 'uniform'")
+    if method == "auto":
+        method = "mirror_descent" if objective.lipschitz is None or step_size is not None else "accelerated"
+    if method == "mirror_descent":
+        theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
+    else:
+        theta, _ = accelerated(oracle, objective, theta, iters, callback)
+    return MarkovRandomField.from_tree(tree, theta, float(total))

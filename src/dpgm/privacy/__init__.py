@@ -1,0 +1,38 @@
+"""The privacy layer: every use of sensitive data goes through here.
+
+Neighbour relation: two datasets are neighbours when one is the other with one record
+added or removed (unbounded DP). Every guarantee stated in dpgm is for this relation.
+
+Sensitivities: one record (of weight at most 1) changes one cell of a marginal's count
+vector by at most 1, so a marginal has L1 and L2 sensitivity 1; k marginals measured
+together have L1 sensitivity k and L2 sensitivity √k.
+
+Randomness: with ``rng=None`` (the default) noise comes from OpenDP's exact samplers and
+is fit for a release. An integer seed or a ``numpy.random.Generator`` gives NumPy noise
+that is reproducible — for research and testing only, never for a release (whoever knows
+the seed can remove the noise).
+
+Modules: :mod:`.accounting` (zCDP ↔ (ε, δ) conversions), :mod:`.budget` (the ledger),
+:mod:`.noise` (Laplace / Gaussian noise), :mod:`.measure` (noisy marginals),
+:mod:`.exponential` (private selection).
+"""
+
+from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
+from dpgm.privacy.budget import LedgerEntry, PrivacyBudget
+from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.measure import gaussian_sigma, laplace_scale, measure_marginals
+from dpgm.privacy.noise import gaussian_noise, laplace_noise
+
+__all__ = [
+    "LedgerEntry",
+    "PrivacyBudget",
+    "cdp_delta",
+    "cdp_epsilon",
+    "cdp_rho",
+    "exponential_mechanism",
+    "gaussian_noise",
+    "gaussian_sigma",
+    "laplace_noise",
+    "laplace_scale",
+    "measure_marginals",
+]

@@ -1,0 +1,178 @@
+"""A privacy budget: a ledger that refuses any spend beyond its total.
+
+Neighbouring datasets differ by adding or removing one record (unbounded DP). Two modes:
+
+* ``"pure"`` — ε-DP, spends add up (sequential composition);
+* ``"zcdp"`` — ρ-zCDP, spends in ρ add up; an ε-DP spend counts as ρ = ε²/2 (an ε-DP
+  mechanism is ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4). A budget given as (ε, δ) holds
+  ρ = :func:`~dpgm.privacy.accounting.cdp_rho` (ε, δ), so spending all of it is (ε, δ)-DP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.privacy._checks import positive, probability
+from dpgm.privacy.accounting import cdp_epsilon, cdp_rho
+
+# Relative slack on the total, so that k charges of total/k never fail on rounding.
+_RELATIVE_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One recorded spend: ``epsilon`` for an ε-DP charge, ``rho`` for what a zCDP budget counted.
+
+    In pure mode ``rho`` is None. In zCDP mode ``rho`` is always set; ``epsilon`` is set
+    too when the charge was made in ε (then ``rho == epsilon**2 / 2``).
+    """
+
+    label: str
+    epsilon: float | None
+    rho: float | None
+
+
+class PrivacyBudget:
+    """Total privacy loss allowed, and a ledger of what has been spent.
+
+    ``PrivacyBudget(epsilon=1)`` is pure ε-DP; ``PrivacyBudget(rho=0.5)`` is ρ-zCDP;
+    ``PrivacyBudget(epsilon=1, delta=1e-9)`` is zCDP with ρ = cdp_rho(1, 1e-9). A ρ budget
+    may also be given a ``delta``, used only to report spends as (ε, δ).
+    """
+
+    def __init__(
+        self,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+    ):
+        if rho is not None and epsilon is not None:
+            raise PrivacyParameterError("give epsilon (with optional delta) or rho, not both")
+        if rho is None and epsilon is None:
+            raise PrivacyParameterError("a privacy budget needs epsilon or rho")
+        self._delta = None if delta is None else probability("delta", delta)
+        self._epsilon = None if epsilon is None else positive("epsilon", epsilon)
+        if rho is not None:
+            self._mode = "zcdp"
+            self._total = positive("rho", rho)
+        elif self._delta is None:
+            self._mode = "pure"
+            self._total = self._epsilon
+        else:
+            self._mode = "zcdp"
+            self._total = cdp_rho(self._epsilon, self._delta)
+        self._spent = 0.0
+        self._ledger: list[LedgerEntry] = []
+
+    # -- spending ---------------------------------------------------------------------
+    def charge(
+        self, *, epsilon: float | None = None, rho: float | None = None, label: str = ""
+    ) -> LedgerEntry:
+        """Record a spend of ``epsilon`` (ε-DP) or ``rho`` (ρ-zCDP) and return its entry.
+
+        Raises :class:`BudgetExceededError`, recording nothing, if the spend exceeds what is
+        left; raises :class:`PrivacyParameterError` for a ρ charge on a pure-ε budget.
+        """
+        if (epsilon is None) == (rho is None):
+            raise PrivacyParameterError("charge exactly one of epsilon or rho")
+        if rho is not None:
+            rho = positive("rho", rho)
+            if self._mode == "pure":
+                raise PrivacyParameterError(
+                    f"cannot charge rho={rho:g} to a pure epsilon-DP budget; "
+                    "zCDP spends need a budget made with rho or with (epsilon, delta)"
+                )
+            entry, amount, asked = LedgerEntry(label, None, rho), rho, f"rho={rho:g}"
+        else:
+            epsilon = positive("epsilon", epsilon)
+            if self._mode == "pure":
+                entry, amount = LedgerEntry(label, epsilon, None), epsilon
+                asked = f"epsilon={epsilon:g}"
+            else:
+                amount = epsilon**2 / 2.0
+                entry = LedgerEntry(label, epsilon, amount)
+                asked = f"epsilon={epsilon:g} (rho={amount:g})"
+        if self._spent + amount > self._total * (1.0 + _RELATIVE_SLACK):
+            where = f" for {label!r}" if label else ""
+            raise BudgetExceededError(
+                f"privacy budget exceeded{where}: asked for {asked}, "
+                f"only {self._unit}={self.remaining:g} left of {self._total:g}"
+            )
+        self._spent += amount
+        self._ledger.append(entry)
+        return entry
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        """``"pure"`` (ε-DP accounting) or ``"zcdp"`` (ρ-zCDP accounting)."""
+        return self._mode
+
+    @property
+    def _unit(self) -> str:
+        return "epsilon" if self._mode == "pure" else "rho"
+
+    @property
+    def total(self) -> float:
+        """The whole budget, in ε (pure mode) or ρ (zCDP mode)."""
+        return self._total
+
+    @property
+    def delta(self) -> float | None:
+        """The δ used to report zCDP spends as (ε, δ), if one was given."""
+        return self._delta
+
+    @property
+    def remaining(self) -> float:
+        """What is left, in the budget's unit (never negative)."""
+        return max(self._total - self._spent, 0.0)
+
+    @property
+    def spent_rho(self) -> float:
+        """ρ spent. In pure mode, the zCDP guarantee implied: Σ ε_i²/2."""
+        if self._mode == "zcdp":
+            return self._spent
+        return math.fsum(e.epsilon**2 / 2.0 for e in self._ledger)
+
+    @property
+    def spent_epsilon(self) -> float:
+        """ε spent: the sum in pure mode; in zCDP mode the ε of :meth:`spent_epsilon_delta`."""
+        if self._mode == "pure":
+            return self._spent
+        return self.spent_epsilon_delta()[0]
+
+    def spent_epsilon_delta(self, delta: float | None = None) -> tuple[float, float]:
+        """The (ε, δ)-DP guarantee of what was spent; δ is 0 in pure mode.
+
+        In zCDP mode ε = cdp_epsilon(spent_rho, δ), with the budget's δ unless ``delta`` is
+        given (a budget made from ρ alone needs one).
+        """
+        if self._mode == "pure":
+            return self._spent, 0.0
+        delta = self._delta if delta is None else probability("delta", delta)
+        if delta is None:
+            raise PrivacyParameterError(
+                "this zCDP budget was given no delta; pass delta= to convert to (epsilon, delta)"
+            )
+        return cdp_epsilon(self._spent, delta), delta
+
+    @property
+    def ledger(self) -> list[LedgerEntry]:
+        """The recorded spends, oldest first (a copy)."""
+        return list(self._ledger)
+
+    def __repr__(self) -> str:
+        if self._mode == "pure":
+            given = f"epsilon={self._total:g}"
+        elif self._epsilon is not None:
+            given = f"epsilon={self._epsilon:g}, delta={self._delta:g} -> rho={self._total:g}"
+        else:
+            given = f"rho={self._total:g}" + (
+                "" if self._delta is None else f", delta={self._delta:g}"
+            )
+        return (
+            f"PrivacyBudget({given}; spent {self._unit}={self._spent:g}, "
+            f"remaining {self.remaining:g}, {len(self._ledger)} charges)"
+        )

@@ -1,0 +1,125 @@
+"""Noisy marginals of a sensitive dataset: the one place where estimation inputs are made.
+
+Neighbouring datasets differ by adding or removing one record (unbounded DP). One record
+(of weight at most 1) changes a marginal's count vector by at most 1 in one cell, so a
+marginal has L1 and L2 sensitivity 1, and k marginals measured together have L1
+sensitivity k and L2 sensitivity √k. Hence:
+
+* ``epsilon``: Laplace noise of scale b = k/ε per cell is ε-DP (each marginal is (1/b)-DP);
+* ``rho``: Gaussian noise of std σ = sqrt(k/(2ρ)) per cell is ρ-zCDP (each is 1/(2σ²)-zCDP).
+
+With ``weights`` w (normalised to sum 1) marginal i gets ε·w_i or ρ·w_i of the budget:
+b_i = 1/(ε·w_i), σ_i = 1/sqrt(2ρ·w_i); the totals are still ε and ρ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.errors import DataError, DpgmError, PrivacyParameterError
+from dpgm.estimation.measurement import Measurement
+from dpgm.privacy._checks import positive
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.noise import gaussian_noise, laplace_noise
+from dpgm.random import as_generator
+
+
+def laplace_scale(epsilon: float, k: int = 1) -> float:
+    """Laplace scale b = k/ε that makes k marginals (sensitivity 1 each) ε-DP together."""
+    return _count("k", k) / positive("epsilon", epsilon)
+
+
+def gaussian_sigma(rho: float, k: int = 1) -> float:
+    """Gaussian std σ = sqrt(k/(2ρ)) that makes k marginals (L2 sensitivity √k) ρ-zCDP."""
+    return math.sqrt(_count("k", k) / (2.0 * positive("rho", rho)))
+
+
+def _count(name: str, k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise DpgmError(f"{name} must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _shares(weights: Sequence[float] | None, k: int) -> np.ndarray:
+    """Each clique's share of the budget: ``weights`` normalised, or 1/k each."""
+    if weights is None:
+        return np.full(k, 1.0 / k)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (k,):
+        raise PrivacyParameterError(
+            f"weights must have one entry per clique ({k}), got shape {w.shape}"
+        )
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        # a zero share would mean infinite noise: drop the clique instead
+        raise PrivacyParameterError(f"weights must be finite and > 0, got {w.tolist()}")
+    return w / w.sum()
+
+
+def _cliques(data: Dataset, cliques: Iterable[Iterable[str]]) -> list[tuple[str, ...]]:
+    if isinstance(cliques, str):
+        raise DpgmError(f"cliques must be a list of attribute tuples, got the string {cliques!r}")
+    checked = [data.domain.check(clique) for clique in cliques]  # DomainError if unknown
+    if not checked:
+        raise DpgmError("no cliques to measure")
+    return checked
+
+
+def measure_marginals(
+    data: Dataset,
+    cliques: Iterable[Iterable[str]],
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+    budget: PrivacyBudget | None = None,
+    rng: np.random.Generator | int | None = None,
+    weights: Sequence[float] | None = None,
+    label: str = "",
+) -> list[Measurement]:
+    """Measure each clique's marginal of ``data`` with noise, spending ``epsilon`` or ``rho``.
+
+    Exactly one of ``epsilon`` (Laplace, ε-DP) or ``rho`` (Gaussian, ρ-zCDP) is given; it is
+    the total for all cliques, split evenly or by ``weights``. A ``budget`` is charged
+    before the data are read, so an overspend raises BudgetExceededError having touched
+    nothing. ``rng=None`` draws exact noise (for releases); a seed or generator gives
+    reproducible NumPy noise (for research only). Returns one identity-query
+    :class:`Measurement` per clique, in the order given, with its noise std.
+    """
+    if (epsilon is None) == (rho is None):
+        raise PrivacyParameterError("give exactly one of epsilon (Laplace) or rho (Gaussian)")
+    total = positive("epsilon", epsilon) if rho is None else positive("rho", rho)
+    if not isinstance(data, Dataset):
+        raise DataError(f"data must be a dpgm.Dataset, got {type(data).__name__}")
+    cliques = _cliques(data, cliques)
+    shares = _shares(weights, len(cliques))
+    # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
+    # This is a check of the input's form, made before charging so a bad call costs nothing.
+    if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
+        raise DataError(
+            "record weights must be at most 1 for measurement (a larger weight lets one "
+            "record change a count by more than 1); rescale the weights"
+        )
+
+    if budget is not None:
+        what = label or f"{len(cliques)} marginal(s)"
+        if rho is None:
+            budget.charge(epsilon=total, label=what)
+        else:
+            budget.charge(rho=total, label=what)
+
+    # One generator for all cliques, so that a seed reproduces the whole call.
+    gen = None if rng is None else as_generator(rng)
+    measurements = []
+    for clique, share in zip(cliques, shares, strict=True):
+        counts = data.marginal(clique)
+        if rho is None:
+            scale = 1.0 / (total * share)
+            noisy, std = laplace_noise(counts, scale, gen), math.sqrt(2.0) * scale
+        else:
+            std = 1.0 / math.sqrt(2.0 * total * share)
+            noisy = gaussian_noise(counts, std, gen)
+        measurements.append(Measurement(clique, noisy.ravel(), std))
+    return measurements

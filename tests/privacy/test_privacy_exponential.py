@@ -1,0 +1,81 @@
+"""The exponential mechanism: selection law, budget charges, parameter checks."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chi2
+
+from dpgm.errors import BudgetExceededError, DpgmError, PrivacyParameterError
+from dpgm.privacy import PrivacyBudget, exponential_mechanism
+
+DRAWS = 30_000
+# Chi-square goodness of fit with 2 degrees of freedom (3 candidates), rejecting at a
+# false-alarm rate of 1e-6 (critical value 2 ln 1e6 = 27.6). The seed fixes the outcome.
+CRITICAL = chi2.isf(1e-6, df=2)
+
+
+def frequencies(scores, epsilon, sensitivity, seed):
+    gen = np.random.default_rng(seed)
+    picks = [exponential_mechanism(scores, epsilon, sensitivity, rng=gen) for _ in range(DRAWS)]
+    return np.bincount(picks, minlength=len(scores))
+
+
+def chi_square(counts, scores, epsilon, sensitivity):
+    weights = np.exp(epsilon * np.asarray(scores) / (2 * sensitivity))
+    expected = DRAWS * weights / weights.sum()
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+@pytest.mark.parametrize(
+    ("scores", "epsilon", "sensitivity"),
+    [([0.0, 1.0, 2.0], 2.0, 1.0), ([0.0, 1.0, 2.0], 2.0, 2.0), ([5.0, 3.0, 4.5], 1.0, 0.5)],
+)
+def test_selection_frequencies(scores, epsilon, sensitivity):
+    counts = frequencies(scores, epsilon, sensitivity, seed=2024)
+    assert chi_square(counts, scores, epsilon, sensitivity) < CRITICAL
+    # the same test rejects the law without the factor 2 (i.e. twice the epsilon)
+    assert chi_square(counts, scores, 2 * epsilon, sensitivity) > CRITICAL
+
+
+def test_large_scores_do_not_overflow():
+    assert exponential_mechanism([1e6, 0.0, -1e6], 1.0, rng=0) == 0
+    assert exponential_mechanism([0.0, 1e308], 10.0, rng=0) == 1
+
+
+def test_charges_the_budget():
+    pure = PrivacyBudget(epsilon=1.0)
+    exponential_mechanism([1.0, 2.0], 0.4, budget=pure, label="pick", rng=0)
+    assert pure.spent_epsilon == 0.4 and pure.ledger[0].label == "pick"
+
+    zcdp = PrivacyBudget(rho=1.0)
+    exponential_mechanism([1.0, 2.0], 0.4, budget=zcdp, rng=0)
+    assert zcdp.spent_rho == pytest.approx(0.4**2 / 8)  # bounded range: eps^2 / 8
+
+    with pytest.raises(BudgetExceededError):
+        exponential_mechanism([1.0, 2.0], 0.7, budget=pure, rng=0)
+    assert pure.spent_epsilon == 0.4
+
+
+def test_unseeded_draws_work():
+    picks = {exponential_mechanism([0.0, 0.0, 0.0], 1.0) for _ in range(200)}
+    assert picks == {0, 1, 2}  # each missing from 200 fair draws with probability ~1e-35
+
+
+@pytest.mark.parametrize("epsilon", [0.0, -1.0, math.nan, math.inf])
+def test_bad_epsilon(epsilon):
+    with pytest.raises(PrivacyParameterError, match="epsilon"):
+        exponential_mechanism([1.0, 2.0], epsilon)
+
+
+@pytest.mark.parametrize("scores", [[1.0, math.nan], [math.inf, 0.0], [], [[1.0, 2.0]]])
+def test_bad_scores(scores):
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(DpgmError, match="scores"):
+        exponential_mechanism(scores, 0.5, budget=budget)
+    assert budget.ledger == []
+
+
+def test_bad_sensitivity():
+    with pytest.raises(PrivacyParameterError, match="sensitivity"):
+        exponential_mechanism([1.0, 2.0], 1.0, sensitivity=0.0)
