@@ -28,7 +28,7 @@ def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
         fractional = values != np.round(values)
         if fractional.any():
             row = int(np.flatnonzero(fractional)[0])
-            raise DataError(f"column {name!r} has a non-integer value {values[row]!r} at row {row}")
+            raise DataError(f"column {name!r} has a non-integer value {values[row]} at row {row}")
     elif values.dtype.kind not in "iu":
         # object / string columns: only integer-like entries are allowed
         try:
@@ -88,8 +88,10 @@ class Dataset:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != (self.records.shape[0],):
                 raise DataError(f"weights must have one entry per record ({self.records.shape[0]}), got shape {w.shape}")
-            if not np.all(np.isfinite(w)) or (w < 0).any():
-                raise DataError("weights must be finite and non-negative")
+            bad = ~np.isfinite(w) | (w < 0)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise DataError(f"weights must be finite and non-negative, got {w[row]} at row {row}")
             self.weights = w
 
     # -- construction -----------------------------------------------------------------

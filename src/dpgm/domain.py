@@ -29,7 +29,11 @@ class Domain:
         for attr, size in zip(attrs, shape):
             if not isinstance(attr, str) or not attr:
                 raise DomainError(f"attribute names must be non-empty strings, got {attr!r}")
-            if isinstance(size, bool) or int(size) != size or size < 1:
+            try:
+                valid = not isinstance(size, bool) and int(size) == size and size >= 1
+            except (TypeError, ValueError, OverflowError):  # None, NaN, "x", inf
+                valid = False
+            if not valid:
                 raise DomainError(f"attribute {attr!r} has size {size!r}; sizes must be integers >= 1")
         self.attrs: tuple[str, ...] = attrs
         self.shape: tuple[int, ...] = tuple(int(s) for s in shape)

@@ -45,6 +45,8 @@ class MarkovRandomField:
                 if set(table.attrs) != set(clique):
                     raise DomainError(f"potential on {table.attrs} given for clique {clique}")
                 factor = table.transpose(clique)
+                if factor.domain != domain.project(clique):
+                    raise DomainError(f"potential on {factor.domain} does not fit {domain.project(clique)}")
             else:
                 values = np.asarray(table, dtype=np.float64)
                 if values.shape != domain.project(clique).shape:
@@ -130,6 +132,26 @@ class MarkovRandomField:
             factors.append(Factor(self.domain.project(tree.cliques[i]), table))
         return factors
 
+    def _subtree_conditionals(self, attrs: Iterable[str]) -> list[Factor]:
+        """Probability tables of a subtree containing ``attrs`` whose product is its marginal.
+
+        The top clique gives its marginal, every other clique its conditional given the
+        separator with its parent, so all values lie in [0, 1]: unlike exponentiating
+        unnormalised log-tables, nothing overflows or underflows to a wrong answer.
+        """
+        cal = self.calibrate()
+        nodes = self.tree.steiner_subtree(attrs)
+        factors = []
+        for i in nodes:
+            log_table = cal.log_beliefs[i] - cal.log_partition
+            if i != nodes[0]:  # the parent of every other node is in the subtree
+                log_sep = _reduce_logsumexp(log_table, self.plan.up_axes[i])
+                with np.errstate(invalid="ignore"):
+                    log_table = log_table - log_sep
+                log_table[np.isnan(log_table)] = -np.inf  # separator values of probability 0
+            factors.append(Factor(self.domain.project(self.tree.cliques[i]), np.exp(log_table)))
+        return factors
+
     # -- queries ----------------------------------------------------------------------
     def marginal(self, attrs: Iterable[str]) -> np.ndarray:
         """Estimated counts of every cell of the marginal on ``attrs`` (in that order)."""
@@ -161,12 +183,7 @@ class MarkovRandomField:
         attrs = self.domain.check(list(matrices))
         if not attrs:
             return np.array(self.total)
-        factors = []
-        scale = 0.0
-        for f in self._subtree_factors(attrs):
-            peak = float(np.max(f.values))
-            factors.append(Factor(f.domain, np.exp(f.values - peak)))
-            scale += peak
+        factors = self._subtree_conditionals(attrs)
         answer_names = []
         for a in attrs:
             q = np.asarray(matrices[a], dtype=np.float64)
@@ -178,7 +195,7 @@ class MarkovRandomField:
             answer_names.append(name)
             factors.append(Factor(Domain((name, a), q.shape), q))
         result, extra = variable_elimination(factors, answer_names, log_space=False)
-        return result.values * np.exp(scale + extra - self.calibrate().log_partition) * self.total
+        return result.values * np.exp(extra) * self.total
 
     def map(self, evidence: Mapping[str, int] | None = None) -> dict[str, int]:
         """The most probable record (given ``evidence``), by max-product message passing."""

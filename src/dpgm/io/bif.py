@@ -1,0 +1,403 @@
+"""Reader for Bayesian networks in the BIF (Bayesian Interchange Format) text format.
+
+Only discrete networks are supported, as distributed by the bnlearn repository::
+
+    variable smoke {
+      type discrete [ 2 ] { yes, no };
+    }
+    probability ( lung | smoke ) {
+      (yes) 0.1, 0.9;
+      (no) 0.01, 0.99;
+    }
+
+A probability block lists either one row per parent configuration (``(v1, v2) p1, p2;``,
+optionally with a ``default p1, p2;`` row for the configurations not listed) or a single
+``table`` of every number. Following the BIF specification, a ``table`` lists the numbers
+in row-major order over ``(child, parent_1, ..., parent_k)``: the child varies slowest and
+the last parent fastest. ``//`` and ``/* */`` comments and ``property`` entries are
+ignored; anything else outside the blocks is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from os import PathLike
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DataError
+from dpgm.random import as_generator
+
+__all__ = ["BayesianNetwork", "parse_bif", "read_bif"]
+
+_ROW_TOLERANCE = 1e-3  # a CPT row may miss 1 by this much (files round to ~8 digits)
+
+_NAME = r'"[^"\n]*"|[^\s,|(){};\[\]"]+'
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_BLOCK = re.compile(
+    rf"""
+    (?P<kind>network|variable)\s+(?P<name>{_NAME})\s*
+        \{{(?P<body>(?:[^{{}}]|\{{[^{{}}]*\}})*)\}}
+    | probability\s*\((?P<vars>[^()]*)\)\s*\{{(?P<table>[^{{}}]*)\}}
+    """,
+    re.VERBOSE,
+)
+_TYPE = re.compile(
+    r"^\s*type\s+discrete\s*\[\s*(?P<size>[^\]]*?)\s*\]\s*\{(?P<states>[^{}]*)\}\s*$", re.DOTALL
+)
+_TOKEN = re.compile(_NAME)
+_ROW = re.compile(r"^\s*\((?P<config>[^()]*)\)(?P<values>.*)$", re.DOTALL)
+_KEYWORD_ROW = re.compile(r"^\s*(?P<key>table|default)\b(?P<values>.*)$", re.DOTALL)
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def _unquote(token: str) -> str:
+    return token[1:-1] if len(token) >= 2 and token[0] == token[-1] == '"' else token
+
+
+@dataclass
+class BayesianNetwork:
+    """A discrete Bayesian network ``p(x) = prod_v p(x_v | x_parents(v))``.
+
+    ``cpds[v]`` has shape ``(*parent sizes, size of v)`` with parents in ``parents[v]``
+    order; each row (last axis) sums to 1. State ``k`` of ``v`` is ``states[v][k]``, and
+    records drawn by :meth:`sample` code it as the integer ``k``.
+    """
+
+    variables: list[str]
+    states: dict[str, list[str]]
+    parents: dict[str, tuple[str, ...]]
+    cpds: dict[str, np.ndarray]
+    name: str = ""
+
+    @property
+    def domain(self) -> Domain:
+        """The public domain: one attribute per variable (file order), sized by its states."""
+        return Domain(self.variables, [len(self.states[v]) for v in self.variables])
+
+    def topological_order(self) -> list[str]:
+        """Variables with every parent before its children (ties kept in file order)."""
+        position = {v: i for i, v in enumerate(self.variables)}
+        waiting = {v: len(self.parents[v]) for v in self.variables}
+        children: dict[str, list[str]] = {v: [] for v in self.variables}
+        for v in self.variables:
+            for p in self.parents[v]:
+                children[p].append(v)
+        ready = [v for v in self.variables if waiting[v] == 0]
+        order: list[str] = []
+        while ready:
+            ready.sort(key=position.__getitem__, reverse=True)
+            v = ready.pop()
+            order.append(v)
+            for c in children[v]:
+                waiting[c] -= 1
+                if waiting[c] == 0:
+                    ready.append(c)
+        if len(order) != len(self.variables):
+            cyclic = [v for v in self.variables if waiting[v] > 0]
+            raise DataError(f"the network has a directed cycle through {cyclic}")
+        return order
+
+    def moral_cliques(self) -> list[tuple[str, ...]]:
+        """One clique per variable: its family ``(*parents, child)``, in the CPD's axis order.
+
+        These are the cliques of the moral graph, so ``{c: np.log(cpds[c[-1]])}`` is a set of
+        log-potentials of the same distribution (see :meth:`to_model`).
+        """
+        return [(*self.parents[v], v) for v in self.variables]
+
+    def to_model(self, total: float = 1.0):
+        """The network as a :class:`dpgm.MarkovRandomField` on its moral cliques."""
+        from dpgm.model import MarkovRandomField
+
+        domain = self.domain
+        with np.errstate(divide="ignore"):
+            potentials = {c: np.log(self.cpds[c[-1]]) for c in self.moral_cliques()}
+        return MarkovRandomField(domain, potentials, total=total)
+
+    def probability(self, records: np.ndarray) -> np.ndarray:
+        """``p(x)`` of each row of ``records`` (columns in :attr:`variables` order)."""
+        records = np.asarray(records, dtype=np.int64)
+        column = {v: i for i, v in enumerate(self.variables)}
+        out = np.ones(records.shape[0])
+        for v in self.variables:
+            index = tuple(records[:, column[a]] for a in (*self.parents[v], v))
+            out *= self.cpds[v][index]
+        return out
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> Dataset:
+        """``n`` records drawn by forward sampling (vectorised over records)."""
+        if isinstance(n, bool) or int(n) != n or n < 0:
+            raise ValueError(f"cannot draw {n!r} records")
+        n = int(n)
+        gen = as_generator(rng)
+        column = {v: i for i, v in enumerate(self.variables)}
+        records = np.zeros((n, len(self.variables)), dtype=np.int64)
+        for v in self.topological_order():
+            cpd = self.cpds[v]
+            k = cpd.shape[-1]
+            table = cpd.reshape(-1, k)
+            parents = self.parents[v]
+            if parents:
+                cols = tuple(records[:, column[p]] for p in parents)
+                rows = np.ravel_multi_index(cols, cpd.shape[:-1])
+            else:
+                rows = np.zeros(n, dtype=np.int64)
+            cdf = np.cumsum(table, axis=1)
+            cdf /= cdf[:, -1:]
+            u = gen.random(n)
+            # value j is drawn when cdf[j-1] <= u < cdf[j]: count the cdf entries <= u
+            drawn = (cdf[rows] <= u[:, None]).sum(axis=1)
+            records[:, column[v]] = np.minimum(drawn, k - 1)
+        return Dataset(records, self.domain)
+
+
+# -- parsing ------------------------------------------------------------------------------
+class _Source:
+    """Text with comments blanked out (line numbers kept), for error messages."""
+
+    def __init__(self, text: str, origin: str):
+        self.origin = origin
+        self.text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+    def line(self, pos: int) -> int:
+        return self.text.count("\n", 0, pos) + 1
+
+    def error(self, pos: int, message: str) -> DataError:
+        return DataError(f"{self.origin}, line {self.line(pos)}: {message}")
+
+
+def _numbers(src: _Source, pos: int, text: str, what: str) -> np.ndarray:
+    tokens = [t for t in _SEPARATORS.split(text.strip()) if t]
+    if not tokens:
+        raise src.error(pos, f"{what}: no probabilities given")
+    try:
+        values = np.array([float(t) for t in tokens])
+    except ValueError:
+        bad = next(t for t in tokens if not _is_float(t))
+        raise src.error(pos, f"{what}: {bad!r} is not a number") from None
+    if not np.all(np.isfinite(values)) or (values < 0).any():
+        raise src.error(pos, f"{what}: probabilities must be finite and non-negative")
+    return values
+
+
+def _is_float(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_variable(src: _Source, start: int, name: str, body: str, body_pos: int):
+    states = None
+    for entry in _entries(body, body_pos):
+        pos, text = entry
+        if re.match(r"\s*property\b", text):
+            continue
+        m = _TYPE.match(text)
+        if m is None:
+            raise src.error(
+                pos,
+                f"variable {name!r}: expected 'type discrete [ n ] {{ s1, s2, ... }};', "
+                f"got {text.strip()!r}",
+            )
+        if states is not None:
+            raise src.error(pos, f"variable {name!r} has two type declarations")
+        states = [_unquote(t) for t in _TOKEN.findall(m.group("states"))]
+        size = m.group("size")
+        if not size.isdigit() or int(size) != len(states):
+            raise src.error(
+                pos,
+                f"variable {name!r} declares [ {size} ] states but lists {len(states)}: {states}",
+            )
+        if not states:
+            raise src.error(pos, f"variable {name!r} has no states")
+        if len(set(states)) != len(states):
+            raise src.error(pos, f"variable {name!r} lists a state twice: {states}")
+    if states is None:
+        raise src.error(start, f"variable {name!r} has no 'type discrete' declaration")
+    return states
+
+
+def _entries(body: str, body_pos: int) -> list[tuple[int, str]]:
+    """Split a block body at top-level ';' into (position, text) entries."""
+    out = []
+    depth = 0
+    begin = 0
+    for i, ch in enumerate(body):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            out.append((body_pos + begin, body[begin:i]))
+            begin = i + 1
+    rest = body[begin:]
+    if rest.strip():
+        offset = len(rest) - len(rest.lstrip())
+        raise _MissingSemicolon(body_pos + begin + offset, rest.strip())
+    # report each entry at its first non-blank character
+    return [(p + len(t) - len(t.lstrip()), t) for p, t in out if t.strip()]
+
+
+class _MissingSemicolon(Exception):
+    def __init__(self, pos: int, text: str):
+        self.pos, self.text = pos, text
+
+
+def _parse_probability(src, pos, header, body, body_pos, states) -> tuple[str, tuple, np.ndarray]:
+    names = [_unquote(t) for t in _TOKEN.findall(header)]
+    if not names:
+        raise src.error(pos, "probability block names no variable")
+    for v in names:
+        if v not in states:
+            raise src.error(pos, f"probability block mentions undeclared variable {v!r}")
+    child, parents = names[0], tuple(names[1:])
+    if len(set(names)) != len(names):
+        raise src.error(pos, f"probability block for {child!r} lists a variable twice: {names}")
+    psizes = tuple(len(states[p]) for p in parents)
+    k = len(states[child])
+    cpd = np.full((*psizes, k), np.nan)
+    default = None
+    seen_table = False
+    row_pos: dict[tuple[int, ...], int] = {}  # where each row was given, for errors
+    for epos, text in _entries(body, body_pos):
+        if re.match(r"\s*property\b", text):
+            continue
+        row = _ROW.match(text)
+        key = _KEYWORD_ROW.match(text)
+        if key is not None and key.group("key") == "table":
+            values = _numbers(src, epos, key.group("values"), f"table of {child!r}")
+            if values.size != cpd.size:
+                raise src.error(
+                    epos,
+                    f"table of {child!r} has {values.size} probabilities, expected {cpd.size} "
+                    f"({k} states x {int(np.prod(psizes))} parent configurations)",
+                )
+            # BIF order: row-major over (child, *parents); move the child axis last
+            cpd = np.moveaxis(values.reshape((k, *psizes)), 0, -1).copy()
+            seen_table = True
+        elif key is not None:  # default row
+            default = _numbers(src, epos, key.group("values"), f"default row of {child!r}")
+            if default.size != k:
+                raise src.error(
+                    epos, f"default row of {child!r} has {default.size} probabilities, expected {k}"
+                )
+        elif row is not None:
+            if not parents:
+                raise src.error(
+                    epos, f"{child!r} has no parents, so its rows need the 'table' keyword"
+                )
+            config = [_unquote(t) for t in _TOKEN.findall(row.group("config"))]
+            if len(config) != len(parents):
+                raise src.error(
+                    epos,
+                    f"row ({', '.join(config)}) of {child!r} gives {len(config)} parent "
+                    f"values, expected {len(parents)} for {list(parents)}",
+                )
+            index = []
+            for p, value in zip(parents, config, strict=True):
+                if value not in states[p]:
+                    raise src.error(
+                        epos,
+                        f"row of {child!r}: {value!r} is not a state of {p!r} (states {states[p]})",
+                    )
+                index.append(states[p].index(value))
+            where = f"row ({', '.join(config)}) of {child!r}"
+            values = _numbers(src, epos, row.group("values"), where)
+            if values.size != k:
+                raise src.error(epos, f"{where} has {values.size} probabilities, expected {k}")
+            if not np.isnan(cpd[tuple(index)]).all():
+                raise src.error(epos, f"{where} is given twice")
+            cpd[tuple(index)] = values
+            row_pos[tuple(index)] = epos
+        else:
+            raise src.error(
+                epos, f"cannot read {text.strip()!r} in the probability block of {child!r}"
+            )
+    missing = np.isnan(cpd).any(axis=-1)
+    if missing.any():
+        if default is not None:
+            cpd[missing] = default
+        elif seen_table or not parents:
+            raise src.error(pos, f"probability block for {child!r} has no table")
+        else:
+            first = np.argwhere(missing)[0]
+            config = ", ".join(states[p][i] for p, i in zip(parents, first, strict=True))
+            raise src.error(pos, f"probability block for {child!r} has no row for ({config})")
+    sums = cpd.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > _ROW_TOLERANCE
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0]) if parents else ()
+        config = ", ".join(states[p][i] for p, i in zip(parents, first, strict=True))
+        raise src.error(
+            row_pos.get(first, pos),
+            f"probabilities of {child!r} given ({config}) sum to {sums[tuple(first)]:g}, not 1",
+        )
+    return child, parents, cpd / sums[..., None]
+
+
+def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
+    """Parse BIF text (see the module docstring); errors name ``origin`` and the line."""
+    src = _Source(text, origin)
+    body_text = src.text
+    states: dict[str, list[str]] = {}
+    blocks: list[tuple[int, re.Match]] = []
+    name = ""
+    pos = 0
+    while True:
+        skip = re.compile(r"\s*").match(body_text, pos)
+        pos = skip.end()
+        if pos >= len(body_text):
+            break
+        m = _BLOCK.match(body_text, pos)
+        if m is None:
+            snippet = body_text[pos:].split("\n", 1)[0].strip()
+            raise src.error(
+                pos, f"expected a 'network', 'variable' or 'probability' block, got {snippet!r}"
+            )
+        blocks.append((pos, m))
+        pos = m.end()
+    try:
+        for start, m in blocks:
+            if m.group("kind") == "network":
+                name = _unquote(m.group("name"))
+            elif m.group("kind") == "variable":
+                var = _unquote(m.group("name"))
+                if var in states:
+                    raise src.error(start, f"variable {var!r} is declared twice")
+                states[var] = _parse_variable(src, start, var, m.group("body"), m.start("body"))
+        parents: dict[str, tuple[str, ...]] = {}
+        cpds: dict[str, np.ndarray] = {}
+        for start, m in blocks:
+            if m.group("kind") is not None:
+                continue
+            child, pars, cpd = _parse_probability(
+                src, start, m.group("vars"), m.group("table"), m.start("table"), states
+            )
+            if child in cpds:
+                raise src.error(start, f"a second probability block for {child!r}")
+            parents[child], cpds[child] = pars, cpd
+    except _MissingSemicolon as exc:
+        raise src.error(exc.pos, f"missing ';' after {exc.text!r}") from None
+    if not states:
+        raise DataError(f"{origin}: no variables declared")
+    missing = [v for v in states if v not in cpds]
+    if missing:
+        raise DataError(f"{origin}: no probability block for {missing}")
+    network = BayesianNetwork(
+        list(states), states, {v: parents[v] for v in states}, {v: cpds[v] for v in states}, name
+    )
+    network.topological_order()  # raises on a directed cycle
+    return network
+
+
+def read_bif(path: str | PathLike[str]) -> BayesianNetwork:
+    """Read a discrete Bayesian network from a ``.bif`` file."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    return parse_bif(text, str(path))

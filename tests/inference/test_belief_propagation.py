@@ -1,0 +1,82 @@
+"""Sum- and max-product message passing against the brute-force joint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute_force import marginal, random_model
+
+from dpgm.inference import MessagePlan
+
+SEEDS = range(12)
+
+
+@pytest.mark.parametrize("zeros", [0.0, 0.3])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_clique_marginals_and_log_partition(seed, zeros):
+    domain, _, model, p, log_z = random_model(seed, zeros)
+    cal = model.calibrate()
+    assert cal.log_partition == pytest.approx(log_z, abs=1e-9)
+    assert model.log_partition == pytest.approx(log_z, abs=1e-9)
+    for clique, belief, counts in zip(
+        model.tree.cliques, cal.log_marginals(), model.clique_marginals(), strict=True
+    ):
+        expected = marginal(domain, p, clique)
+        np.testing.assert_allclose(np.exp(belief), expected, atol=1e-12)
+        np.testing.assert_allclose(counts, expected * model.total, atol=1e-12)
+        # every belief is unnormalised by the same Z
+        np.testing.assert_allclose(np.exp(belief + cal.log_partition).sum(), np.exp(log_z))
+
+
+@pytest.mark.parametrize("zeros", [0.0, 0.3])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_max_product_gives_max_marginals(seed, zeros):
+    domain, potentials, model, p, log_z = random_model(seed, zeros)
+    cal = model.plan.calibrate(model.clique_log_potentials(), "max")
+    with np.errstate(divide="ignore"):
+        log_joint = np.log(p) + log_z
+    assert cal.log_partition == pytest.approx(log_joint.max(), abs=1e-9)
+    for clique, belief in zip(model.tree.cliques, cal.log_beliefs, strict=True):
+        axes = tuple(i for i, a in enumerate(domain.attrs) if a not in clique)
+        expected = log_joint.max(axis=axes)
+        np.testing.assert_allclose(belief, expected, atol=1e-9)
+
+
+def test_message_plan_shapes():
+    domain, _, model, _, _ = random_model(0)
+    plan = MessagePlan(model.tree)
+    for i, p in enumerate(model.tree.parent):
+        if p < 0:
+            assert plan.up_axes[i] == () and plan.down_axes[i] == ()
+            continue
+        sep = set(model.tree.separator(i))
+        assert len(plan.up_shape[i]) == len(model.tree.cliques[p])
+        assert int(np.prod(plan.up_shape[i])) == domain.size(sep)
+        assert int(np.prod(plan.down_shape[i])) == domain.size(sep)
+
+
+@pytest.mark.parametrize("zero_in", ["ab", "bc"])
+def test_minus_inf_message_branch(zero_in):
+    """A separator value of probability 0 in one subtree makes a message -inf there; the
+    downward pass must then rebuild the parent's other inputs instead of subtracting."""
+    from dpgm import Domain, MarkovRandomField
+
+    domain = Domain(["a", "b", "c"], [2, 2, 2])
+    ab = np.log(np.array([[1.0, 5.0], [2.0, 7.0]]))
+    bc = np.log(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    with np.errstate(divide="ignore"):
+        if zero_in == "ab":
+            ab[:, 1] = -np.inf  # b is never 1
+        else:
+            bc[1, :] = -np.inf
+    model = MarkovRandomField(domain, {("a", "b"): ab, ("b", "c"): bc})
+    cal = model.calibrate()
+    if zero_in == "bc":  # (a, b) is the root here: the child's upward message has a -inf
+        assert model.tree.cliques[model.tree.order[0]] == ("a", "b")
+        assert any(m is not None and np.isneginf(m).any() for m in cal.upward)
+    # only b = 0 is possible: p(a, c) = p(a | b=0) p(c | b=0) = [1/3, 2/3] x [1/3, 2/3]
+    np.testing.assert_allclose(model.marginal(["b"]), [1.0, 0.0])
+    np.testing.assert_allclose(model.marginal(["c"]), [1 / 3, 2 / 3])
+    np.testing.assert_allclose(model.marginal(["a", "c"]), np.outer([1, 2], [1, 2]) / 9)
+    np.testing.assert_allclose(model.marginal(["a", "b"]), [[1 / 3, 0], [2 / 3, 0]])
+    assert model.log_partition == pytest.approx(np.log(3 * 3))

@@ -1,0 +1,325 @@
+"""BIF reader: the four benchmark networks, the two probability syntaxes, errors, sampling.
+
+The sampling test compares forward samples of Asia with the exact marginals obtained by
+enumerating all 2^8 cells of its joint. Each marginal is checked with Pearson's chi-square
+test at level 1e-3 / (number of marginals checked), so a correct sampler fails the test with
+probability at most 1e-3 (Bonferroni; up to the chi-square approximation). The seed is fixed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from brute_force import chi_square_pvalue
+
+from dpgm import DataError, Dataset, Domain
+from dpgm.io import BayesianNetwork, parse_bif, read_bif
+
+BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[2] / ".." / "shared/data/bn"))
+NODES = {"asia": 8, "sachs": 11, "child": 20, "alarm": 37}
+
+
+def bn_path(name: str) -> Path:
+    path = BN_DIR / f"{name}.bif"
+    if not path.exists():
+        pytest.skip(f"{path} not found (set DPGM_BN_DIR to the folder of the BIF files)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def asia() -> BayesianNetwork:
+    return read_bif(bn_path("asia"))
+
+
+def enumerate_joint(network: BayesianNetwork) -> np.ndarray:
+    """p(x) of every cell, axes in ``network.variables`` order."""
+    shape = network.domain.shape
+    cells = np.array(list(itertools.product(*(range(s) for s in shape))))
+    return network.probability(cells).reshape(shape)
+
+
+# -- the benchmark files --------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(NODES))
+def test_benchmark_networks_parse(name):
+    network = read_bif(bn_path(name))
+    assert len(network.variables) == NODES[name]
+    assert len(set(network.variables)) == NODES[name]
+    assert (
+        set(network.states) == set(network.parents) == set(network.cpds) == set(network.variables)
+    )
+    domain = network.domain
+    assert isinstance(domain, Domain) and domain.attrs == tuple(network.variables)
+    for v in network.variables:
+        cpd = network.cpds[v]
+        assert domain[v] == len(network.states[v])
+        assert cpd.shape == tuple(domain[p] for p in network.parents[v]) + (domain[v],)
+        assert (cpd >= 0).all()
+        np.testing.assert_allclose(cpd.sum(axis=-1), 1.0, atol=1e-12)
+    order = network.topological_order()
+    assert sorted(order) == sorted(network.variables)
+    position = {v: i for i, v in enumerate(order)}
+    for v in network.variables:
+        assert all(position[p] < position[v] for p in network.parents[v])
+    families = network.moral_cliques()
+    assert families == [(*network.parents[v], v) for v in network.variables]
+
+
+def test_asia_contents(asia):
+    assert asia.variables == ["asia", "tub", "smoke", "lung", "bronc", "either", "xray", "dysp"]
+    assert asia.states["asia"] == ["yes", "no"]
+    assert asia.parents["either"] == ("lung", "tub")
+    assert asia.parents["asia"] == ()
+    np.testing.assert_allclose(asia.cpds["asia"], [0.01, 0.99])
+    np.testing.assert_allclose(asia.cpds["tub"], [[0.05, 0.95], [0.01, 0.99]])
+    # row "(no, yes) 1.0, 0.0" is lung = no, tub = yes
+    np.testing.assert_allclose(asia.cpds["either"][1, 0], [1.0, 0.0])
+    np.testing.assert_allclose(asia.cpds["either"][1, 1], [0.0, 1.0])
+    np.testing.assert_allclose(asia.cpds["dysp"][1, 0], [0.7, 0.3])  # bronc=no, either=yes
+
+
+def test_rows_that_miss_one_by_rounding_are_renormalised():
+    network = read_bif(bn_path("sachs"))
+    np.testing.assert_allclose(network.cpds["Akt"].sum(axis=-1), 1.0, atol=1e-14)
+
+
+def test_model_from_network_matches_enumeration(asia):
+    p = enumerate_joint(asia)
+    assert p.sum() == pytest.approx(1.0)
+    model = asia.to_model(total=100.0)
+    assert model.log_partition == pytest.approx(0.0, abs=1e-12)
+    for pair in [("either", "dysp"), ("asia", "xray"), ("smoke", "either")]:
+        axes = tuple(i for i, v in enumerate(asia.variables) if v not in pair)
+        expected = p.sum(axis=axes)
+        if asia.variables.index(pair[0]) > asia.variables.index(pair[1]):
+            expected = expected.T
+        np.testing.assert_allclose(model.marginal(pair), 100.0 * expected, atol=1e-12)
+
+
+# -- sampling -------------------------------------------------------------------------------
+def test_asia_sampling_matches_exact_marginals(asia):
+    p = enumerate_joint(asia)
+    data = asia.sample(50_000, rng=20240607)
+    assert isinstance(data, Dataset) and data.domain == asia.domain and len(data) == 50_000
+    names = asia.variables
+    singles = [(v,) for v in names]
+    pairs = [
+        ("smoke", "lung"),
+        ("lung", "tub"),
+        ("either", "xray"),
+        ("bronc", "dysp"),
+        ("asia", "tub"),
+        ("either", "dysp"),
+    ]
+    checks = singles + pairs
+    level = 1e-3 / len(checks)
+    for attrs in checks:
+        axes = tuple(i for i, v in enumerate(names) if v not in attrs)
+        exact = p.sum(axis=axes)
+        if list(attrs) != [v for v in names if v in attrs]:
+            exact = exact.T
+        pvalue = chi_square_pvalue(data.marginal(attrs), exact)
+        assert pvalue > level, (attrs, pvalue)
+    # structural zeros of the CPTs are respected: either = (lung or tub)
+    lung, tub, either = (data.records[:, names.index(v)] for v in ("lung", "tub", "either"))
+    yes = 0
+    np.testing.assert_array_equal(either == yes, (lung == yes) | (tub == yes))
+
+
+def test_sampling_is_reproducible_and_vectorised(asia):
+    a = asia.sample(1000, rng=3).records
+    np.testing.assert_array_equal(a, asia.sample(1000, rng=np.random.default_rng(3)).records)
+    assert not np.array_equal(a, asia.sample(1000, rng=4).records)
+    assert asia.sample(0, rng=1).records.shape == (0, 8)
+    with pytest.raises(ValueError, match="cannot draw"):
+        asia.sample(-1)
+
+
+@pytest.mark.parametrize("name", ["child", "alarm"])
+def test_larger_networks_sample(name):
+    network = read_bif(bn_path(name))
+    data = network.sample(2000, rng=0)
+    assert data.records.shape == (2000, NODES[name])
+    assert (network.probability(data.records) > 0).all()
+
+
+# -- syntax -------------------------------------------------------------------------------
+SYNTAX = """
+// a comment
+network "dog problem" {
+  property "source" "made up";
+}
+/* a block
+   comment */
+variable "family-out" {
+  type discrete [ 2 ] { true, false };
+  property position = (1, 2);
+}
+variable bowel {
+  type discrete [ 2 ] { true, false };
+}
+variable "dog-out" {
+  type discrete [ 3 ] { in, yard, out };
+}
+probability ( "family-out" ) {
+  table 0.15 0.85;
+}
+probability ( bowel ) {
+  table 0.01, 0.99;
+}
+probability ( "dog-out" | "family-out", bowel ) {
+  // table lists (child, parents...) in row-major order: the child varies slowest
+  table 0.1 0.2 0.3 0.4   0.5 0.6 0.3 0.5   0.4 0.2 0.4 0.1;
+}
+"""
+
+
+def test_table_syntax_with_parents_comments_and_quotes():
+    network = parse_bif(SYNTAX)
+    assert network.name == "dog problem"
+    assert network.variables == ["family-out", "bowel", "dog-out"]
+    assert network.parents["dog-out"] == ("family-out", "bowel")
+    cpd = network.cpds["dog-out"]
+    assert cpd.shape == (2, 2, 3)
+    np.testing.assert_allclose(cpd[0, 0], [0.1, 0.5, 0.4])  # family-out=true, bowel=true
+    np.testing.assert_allclose(cpd[0, 1], [0.2, 0.6, 0.2])
+    np.testing.assert_allclose(cpd[1, 0], [0.3, 0.3, 0.4])
+    np.testing.assert_allclose(cpd[1, 1], [0.4, 0.5, 0.1])
+    np.testing.assert_allclose(network.cpds["family-out"], [0.15, 0.85])
+
+
+def test_rows_and_default_row():
+    text = """
+    variable a { type discrete [ 3 ] { x, y, z }; }
+    variable b { type discrete [ 2 ] { t, f }; }
+    probability ( a ) { table 0.2, 0.3, 0.5; }
+    probability ( b | a ) {
+      (y) 0.9, 0.1;
+      default 0.5, 0.5;
+    }
+    """
+    network = parse_bif(text)
+    np.testing.assert_allclose(network.cpds["b"], [[0.5, 0.5], [0.9, 0.1], [0.5, 0.5]])
+    assert network.topological_order() == ["a", "b"]
+
+
+def test_variables_declared_after_their_children_order():
+    text = """
+    variable child { type discrete [ 2 ] { a, b }; }
+    variable root { type discrete [ 2 ] { a, b }; }
+    probability ( child | root ) { (a) 1, 0; (b) 0, 1; }
+    probability ( root ) { table 0.5 0.5; }
+    """
+    network = parse_bif(text)
+    assert network.variables == ["child", "root"]
+    assert network.topological_order() == ["root", "child"]
+    data = network.sample(500, rng=0)
+    np.testing.assert_array_equal(data.records[:, 0], data.records[:, 1])
+
+
+# -- errors -------------------------------------------------------------------------------
+GOOD_HEAD = """variable a {
+  type discrete [ 2 ] { yes, no };
+}
+variable b {
+  type discrete [ 2 ] { yes, no };
+}
+probability ( a ) {
+  table 0.3, 0.7;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "line", "pattern"),
+    [
+        (
+            "probability ( b | a ) {\n  (yes) 0.5, 0.5;\n  (maybe) 0.5, 0.5;\n}\n",
+            12,
+            r"'maybe' is not a state of 'a'",
+        ),
+        (
+            "probability ( b | a ) {\n  (yes) 0.5, 0.5;\n  (no) 0.5, 0.2, 0.3;\n}\n",
+            12,
+            r"row \(no\) of 'b' has 3 probabilities, expected 2",
+        ),
+        (
+            "probability ( b | a ) {\n  (yes) 0.5, 0.5;\n  (no) 0.5, 0.6;\n}\n",
+            12,
+            r"'b' given \(no\) sum to 1.1, not 1",
+        ),
+        ("probability ( b | a ) {\n  (yes) 0.5, 0.5;\n  (no) 0.5, 0.5\n}\n", 12, r"missing ';'"),
+        ("probability ( b | a ) {\n  (yes) 0.5, 0.5;\n}\n", 10, r"no row for \(no\)"),
+        ("probability ( b | a ) {\n  (yes) 0.5, 0.5;\n  (yes) 0.5, 0.5;\n}\n", 12, r"given twice"),
+        (
+            "probability ( b | a ) {\n  (yes) 0.5, abc;\n  (no) 0.5, 0.5;\n}\n",
+            11,
+            r"'abc' is not a number",
+        ),
+        ("probability ( b | a ) {\n  (yes) -0.5, 1.5;\n  (no) 0.5, 0.5;\n}\n", 11, r"non-negative"),
+        ("probability ( b | c ) {\n  table 0.5, 0.5;\n}\n", 10, r"undeclared variable 'c'"),
+        (
+            "probability ( b | a ) {\n  (yes, no) 0.5, 0.5;\n}\n",
+            11,
+            r"gives 2 parent values, expected 1",
+        ),
+        (
+            "probability ( b | a ) {\n  table 0.5, 0.5;\n}\n",
+            11,
+            r"table of 'b' has 2 probabilities, expected 4",
+        ),
+        ("probability ( b ) {\n  (yes) 0.5, 0.5;\n}\n", 11, r"need the 'table' keyword"),
+        ("probability ( b | a ) {\n  tabel 0.5, 0.5;\n}\n", 11, r"cannot read 'tabel 0.5, 0.5'"),
+        (
+            "probability ( b ) {\n  table 0.5 0.5;\n}\nprobability ( b ) {\n  table 0.5 0.5;\n}\n",
+            13,
+            r"second probability block for 'b'",
+        ),
+        (
+            "probability ( b ) {\n  table 0.5 0.5;\n}\n"
+            "variable a {\n  type discrete [ 2 ] { x, y };\n}\n",
+            13,
+            r"'a' is declared twice",
+        ),
+        (
+            "probability ( b ) {\n  table 0.5 0.5;\n}\ngarbage here\n",
+            13,
+            r"expected a 'network', 'variable' or 'probability' block, got 'garbage here'",
+        ),
+        (
+            "variable c {\n  type discrete [ 3 ] { x, y };\n}\n",
+            11,
+            r"declares \[ 3 \] states but lists 2",
+        ),
+        ("variable c {\n  type continuous;\n}\n", 11, r"expected 'type discrete"),
+        ("variable c {\n  type discrete [ 2 ] { x, x };\n}\n", 11, r"lists a state twice"),
+        ("probability ( b | b ) {\n  table 0.5 0.5;\n}\n", 10, r"lists a variable twice"),
+    ],
+)
+def test_malformed_input_names_the_line(tail, line, pattern):
+    with pytest.raises(DataError, match=pattern) as info:
+        parse_bif(GOOD_HEAD + tail, "net.bif")
+    assert f"net.bif, line {line}:" in str(info.value)
+
+
+def test_whole_file_errors(tmp_path):
+    extra = "variable c { type discrete [ 1 ] { only }; }\nprobability ( c ) { table 1; }\n"
+    with pytest.raises(DataError, match=r"no probability block for \['b'\]"):
+        parse_bif(GOOD_HEAD + extra)
+    with pytest.raises(DataError, match="no variables"):
+        parse_bif("network x {\n}\n")
+    cyclic = """
+    variable a { type discrete [ 2 ] { x, y }; }
+    variable b { type discrete [ 2 ] { x, y }; }
+    probability ( a | b ) { (x) 1, 0; (y) 0, 1; }
+    probability ( b | a ) { (x) 1, 0; (y) 0, 1; }
+    """
+    with pytest.raises(DataError, match="directed cycle"):
+        parse_bif(cyclic)
+    path = tmp_path / "broken.bif"
+    path.write_text(GOOD_HEAD + "oops\n")
+    with pytest.raises(DataError, match=r"broken\.bif, line 10: .*'oops'"):
+        read_bif(path)
