@@ -23,6 +23,7 @@ from dpgm.model import MarkovRandomField
 Callback = Callable[[int, float], object]
 METHODS = ("auto", "mirror_descent", "accelerated")
 DEFAULT_MAX_CELLS = 50_000_000  # 400 MB per copy of the parameters
+IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets runs global sweeps
 
 
 class MarginalOracle:
@@ -49,7 +50,7 @@ class MarginalOracle:
         return [np.zeros(s) for s in self.plan.shapes]
 
     def __call__(self, theta: list[np.ndarray]) -> np.ndarray:
-        cal = self.plan.calibrate(theta, "sum")
+        cal = self.plan.calibrate(theta, "sum", finite=True)
         shift = cal.log_partition - np.log(self.total)
         tables = {i: np.exp(cal.log_beliefs[i] - shift) for i in self.needed}
         flat = np.empty(self.loss.size)
@@ -68,23 +69,50 @@ class MarginalOracle:
         return out
 
 
-def fit_targets(oracle: MarginalOracle, theta: list[np.ndarray], sweeps: int = 2) -> list[np.ndarray]:
-    """Iterative proportional fitting of the clique marginals towards the loss's targets.
+def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
+    """Parameters of a model close to the loss's direct targets, without belief propagation.
 
-    A cheap starting point for both algorithms: each sweep scales every clique's marginal
-    to its target (clipped to be positive) in turn, which on a junction tree matches
-    consistent targets in one sweep. Cliques without a target are left alone.
+    A cheap starting point for both algorithms (free post-processing of the
+    measurements). Every junction-tree clique gets a table fitted by iterative
+    proportional fitting to the targets (clipped to be positive) of the loss cliques it
+    contains; the model is then the product of the root's table and every other
+    clique's conditional given its separator, which is normalised by construction and
+    reproduces consistent targets exactly. On small trees two sweeps of global
+    proportional fitting (one belief propagation per clique) follow.
     """
-    loss = oracle.loss
+    loss, tree = oracle.loss, oracle.tree
+    domain = tree.domain
     targets = loss.targets()
-    for _ in range(sweeps):
-        for k, target in enumerate(targets):
-            if target is None:
-                continue
-            mu = oracle(theta)[loss.slices[k]]
-            update = np.zeros(loss.size)
-            update[loss.slices[k]] = np.log(np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300))
-            theta = oracle.add(theta, update, 1.0)
+    theta = oracle.zeros()
+    for i, clique in enumerate(tree.cliques):
+        inside = [
+            (loss.cliques[k], np.maximum(t, 1e-6))
+            for k, t in enumerate(targets)
+            if t is not None and set(loss.cliques[k]) <= set(clique)
+        ]
+        if not inside:
+            continue
+        table = np.ones(domain.project(clique).shape)
+        for _ in range(sweeps if len(inside) > 1 else 1):
+            for sub, target in inside:
+                axes = tuple(k for k, a in enumerate(clique) if a not in sub)
+                shape = tuple(domain[a] if a in sub else 1 for a in clique)
+                current = table.sum(axis=axes, keepdims=True) if axes else table
+                table *= target.reshape(shape) / np.maximum(current, 1e-300)
+        log_table = np.log(np.maximum(table, 1e-300))
+        if tree.parent[i] >= 0:
+            log_table -= np.log(np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300))
+        theta[i] = log_table
+    # where belief propagation is cheap, global sweeps reconcile overlapping cliques
+    if len(targets) * tree.size() <= IPF_BUDGET_CELLS:
+        for _ in range(2):
+            for k, target in enumerate(targets):
+                if target is None:
+                    continue
+                mu = oracle(theta)[loss.slices[k]]
+                update = np.zeros(loss.size)
+                update[loss.slices[k]] = np.log(np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300))
+                theta = oracle.add(theta, update, 1.0)
     return theta
 
 
@@ -237,7 +265,7 @@ def estimate(
     if warm_start is not None:
         theta = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree).clique_log_potentials()
     elif init == "fit":
-        theta = fit_targets(oracle, oracle.zeros())
+        theta = fit_targets(oracle)
     elif init == "uniform":
         theta = oracle.zeros()
     else:

@@ -23,8 +23,7 @@ def _reduce_logsumexp(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     peak = values.max(axis=axes, keepdims=True)
     np.maximum(peak, _FLOOR, out=peak)
     total = np.exp(values - peak).sum(axis=axes, keepdims=True)
-    with np.errstate(divide="ignore"):
-        np.log(total, out=total)
+    np.log(total, out=total)  # callers silence the divide warning of an all -inf slice
     total += peak
     return total
 
@@ -69,8 +68,16 @@ class MessagePlan:
             self.down_axes[i] = tuple(k for k, a in enumerate(par) if a not in sep)
             self.down_shape[i] = tuple(domain[a] if a in sep else 1 for a in child)
 
-    def calibrate(self, log_potentials: list[np.ndarray], mode: str = "sum") -> Calibration:
-        """Pass messages up and down the tree; ``mode`` is ``"sum"`` or ``"max"``."""
+    def calibrate(self, log_potentials: list[np.ndarray], mode: str = "sum", finite: bool = False) -> Calibration:
+        """Pass messages up and down the tree; ``mode`` is ``"sum"`` or ``"max"``.
+
+        ``finite=True`` promises that no log-potential is ``-inf``, which skips a check
+        per message.
+        """
+        with np.errstate(divide="ignore"):
+            return self._calibrate(log_potentials, mode, finite)
+
+    def _calibrate(self, log_potentials: list[np.ndarray], mode: str, finite: bool) -> Calibration:
         reduce = _reduce_logsumexp if mode == "sum" else _reduce_max
         tree = self.tree
         n = len(log_potentials)
@@ -95,7 +102,7 @@ class MessagePlan:
                 beliefs[i] = inbound[i]
                 continue
             up = upward[i]
-            if np.isneginf(up).any():
+            if not finite and np.isneginf(up).any():
                 # the parent's belief minus this message is undefined where the message is
                 # -inf: rebuild the parent's other inputs explicitly
                 rest = log_potentials[p] + (downward[p] if downward[p] is not None else 0.0)
