@@ -9,8 +9,8 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
-from dpgm.factor import Factor
-from dpgm.inference.belief_propagation import Calibration, MessagePlan, _reduce_logsumexp
+from dpgm.factor import Factor, logsumexp
+from dpgm.inference.belief_propagation import Calibration, MessagePlan
 from dpgm.inference.elimination import variable_elimination
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.sampling import sample_records
@@ -145,7 +145,7 @@ class MarkovRandomField:
         for i in nodes:
             log_table = cal.log_beliefs[i] - cal.log_partition
             if i != nodes[0]:  # the parent of every other node is in the subtree
-                log_sep = _reduce_logsumexp(log_table, self.plan.up_axes[i])
+                log_sep = logsumexp(log_table, self.plan.up_axes[i], keepdims=True)
                 with np.errstate(invalid="ignore"):
                     log_table = log_table - log_sep
                 log_table[np.isnan(log_table)] = -np.inf  # separator values of probability 0
@@ -161,7 +161,7 @@ class MarkovRandomField:
         if i is not None:
             clique = self.tree.cliques[i]
             drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
-            log_table = _reduce_logsumexp(cal.log_beliefs[i], drop) - cal.log_partition
+            log_table = logsumexp(cal.log_beliefs[i], drop, keepdims=True) - cal.log_partition
             kept = [a for a in clique if a in attrs]
             table = np.exp(log_table).reshape(self.domain.project(kept).shape)
             return np.transpose(table, [kept.index(a) for a in attrs]) * self.total

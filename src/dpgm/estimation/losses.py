@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpgm.domain import Domain
-from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.measurement import Measurement, is_sparse
 
 LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
 
@@ -30,7 +29,7 @@ def _canonical_query(m: Measurement, domain: Domain):
     perm = np.arange(int(np.prod(shape))).reshape(shape).transpose(axes).ravel()
     if m.query is None:
         return clique, None, m.values[perm]
-    query = m.query.tocsc()[:, perm] if sp.issparse(m.query) else m.query[:, perm]
+    query = m.query.tocsc()[:, perm] if is_sparse(m.query) else m.query[:, perm]
     return clique, query, m.values
 
 
@@ -107,7 +106,7 @@ class _MeasurementLoss(Loss):
             precision = 1.0 / std**2
             if query is None:
                 peak[s] += precision
-            elif sp.issparse(query):
+            elif is_sparse(query):
                 peak[s] += np.asarray(query.multiply(query).multiply(precision[:, None]).sum(axis=0)).ravel()
             else:
                 peak[s] += (query**2 * precision[:, None]).sum(axis=0)

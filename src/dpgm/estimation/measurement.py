@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpgm.domain import Domain
 from dpgm.errors import DomainError
+
+
+def is_sparse(matrix: object) -> bool:
+    """Whether ``matrix`` is a scipy sparse matrix or array (without importing scipy)."""
+    return type(matrix).__module__.startswith("scipy.sparse")
 
 
 class Measurement:
@@ -30,7 +34,7 @@ class Measurement:
         if std.ndim and std.shape != self.values.shape:
             raise ValueError(f"std has shape {std.shape}, the values {self.values.shape}")
         self.std = std if std.ndim else float(std)
-        if query is not None and not sp.issparse(query):
+        if query is not None and not is_sparse(query):
             query = np.asarray(query, dtype=np.float64)
             if query.ndim != 2:
                 raise ValueError("query must be a 2-d matrix")

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import lsqr
 
-from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.measurement import Measurement, is_sparse
 
 
 def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, float]]:
@@ -25,7 +23,9 @@ def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, fl
         cells = m.query.shape[1]
         ones = np.ones(cells)
         # v = (Qᵀ)⁺ 1, the minimum-norm solution of Qᵀ v = 1, so that vᵀ y = 1ᵀ Q⁺ y
-        if sp.issparse(m.query):
+        if is_sparse(m.query):
+            from scipy.sparse.linalg import lsqr
+
             v = lsqr(m.query.T, ones, atol=1e-12, btol=1e-12)[0]
         else:
             v = np.linalg.lstsq(m.query.T, ones, rcond=None)[0]
