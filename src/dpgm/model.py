@@ -215,14 +215,25 @@ class MarkovRandomField:
                 assignment.update({a: int(v) for a, v in zip(free, best)})
         return {a: assignment[a] for a in self.domain.attrs}
 
-    def sample(self, n: int | None = None, rng: np.random.Generator | int | None = None) -> Dataset:
-        """``n`` synthetic records (default: the model's total, rounded) drawn from the model."""
+    def sample(
+        self, n: int | None = None, rng: np.random.Generator | int | None = None, method: str = "exact"
+    ) -> Dataset:
+        """``n`` records (default: the model's total, rounded) drawn from the model.
+
+        ``method="exact"`` draws independent records; ``"rounded"`` rounds every
+        conditional count from its expectation, which keeps the records' marginals much
+        closer to the model's (the usual choice for synthetic data).
+        """
         if n is None:
             n = int(round(self.total))
         if n < 0:
             raise ValueError(f"cannot draw {n} records")
-        records = sample_records(self.tree, [np.exp(b) for b in self.calibrate().log_marginals()], n, as_generator(rng))
-        return Dataset(records, self.domain)
+        marginals = [np.exp(b) for b in self.calibrate().log_marginals()]
+        return Dataset(sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain)
+
+    def synthetic_data(self, n: int | None = None, rng: np.random.Generator | int | None = None) -> Dataset:
+        """Synthetic records whose marginals follow the model closely (rounded sampling)."""
+        return self.sample(n, rng, method="rounded")
 
     def log_likelihood(self, data: Dataset) -> float:
         """Log-probability of ``data`` under the normalised model (weighted by record weights)."""

@@ -1,0 +1,35 @@
+"""Public example data shipped with dpgm (for demos, examples and tests).
+
+``adult``: the UCI Adult census table (48,842 rows, 14 attributes), discretised to
+integer codes as distributed with the private-pgm project. Source: UCI Machine Learning
+Repository (Becker & Kohavi, 1996), CC BY 4.0.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from dpgm.dataset import Dataset
+
+_FILES = {"adult": ("adult.csv.gz", "adult-domain.json")}
+
+
+def paths(name: str) -> tuple[Path, Path]:
+    """Paths of a bundled data set's CSV and domain JSON."""
+    if name not in _FILES:
+        raise ValueError(f"no bundled data set {name!r}; available: {sorted(_FILES)}")
+    folder = resources.files(__name__)
+    csv, domain = _FILES[name]
+    return Path(str(folder / csv)), Path(str(folder / domain))
+
+
+def load(name: str) -> Dataset:
+    """A bundled data set as a :class:`~dpgm.Dataset`."""
+    csv, domain = paths(name)
+    return Dataset.load(csv, domain)
+
+
+def load_adult() -> Dataset:
+    """The Adult census table (48,842 records, 14 attributes)."""
+    return load("adult")

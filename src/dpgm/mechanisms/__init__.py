@@ -1,0 +1,7 @@
+"""Differentially private mechanisms built on the shared core and Private-PGM estimation."""
+
+from dpgm.mechanisms.base import Mechanism
+from dpgm.mechanisms.compression import DomainCompression
+from dpgm.mechanisms.mst import MST
+
+__all__ = ["MST", "DomainCompression", "Mechanism"]
