@@ -24,7 +24,9 @@ def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
         bad = ~np.isfinite(values)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"column {name!r} has a missing or non-finite value ({values[row]}) at row {row}")
+            raise DataError(
+                f"column {name!r} has a missing or non-finite value ({values[row]}) at row {row}"
+            )
         fractional = values != np.round(values)
         if fractional.any():
             row = int(np.flatnonzero(fractional)[0])
@@ -68,7 +70,9 @@ class Dataset:
         if hasattr(records, "columns"):  # a pandas DataFrame: select columns by name
             missing = [a for a in domain.attrs if a not in records.columns]
             if missing:
-                raise DataError(f"the data has no column(s) {missing}; its columns are {list(records.columns)}")
+                raise DataError(
+                    f"the data has no column(s) {missing}; its columns are {list(records.columns)}"
+                )
             columns = [_validate_column(a, records[a].to_numpy(), domain[a]) for a in domain.attrs]
             array = np.column_stack(columns) if columns else np.zeros((len(records), 0), np.int64)
         else:
@@ -78,7 +82,9 @@ class Dataset:
                     f"records must be a 2-d array with {len(domain)} columns (one per attribute), "
                     f"got shape {array.shape}"
                 )
-            columns = [_validate_column(a, array[:, i], domain[a]) for i, a in enumerate(domain.attrs)]
+            columns = [
+                _validate_column(a, array[:, i], domain[a]) for i, a in enumerate(domain.attrs)
+            ]
             array = np.column_stack(columns) if columns else array.astype(np.int64)
         self.records: np.ndarray = np.ascontiguousarray(array, dtype=np.int64)
         self.domain = domain
@@ -87,16 +93,23 @@ class Dataset:
         else:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != (self.records.shape[0],):
-                raise DataError(f"weights must have one entry per record ({self.records.shape[0]}), got shape {w.shape}")
+                raise DataError(
+                    f"weights must have one entry per record ({self.records.shape[0]}), "
+                    f"got shape {w.shape}"
+                )
             bad = ~np.isfinite(w) | (w < 0)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
-                raise DataError(f"weights must be finite and non-negative, got {w[row]} at row {row}")
+                raise DataError(
+                    f"weights must be finite and non-negative, got {w[row]} at row {row}"
+                )
             self.weights = w
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def from_pandas(cls, frame: pd.DataFrame, domain: Domain, weights: str | Iterable[float] | None = None) -> Dataset:
+    def from_pandas(
+        cls, frame: pd.DataFrame, domain: Domain, weights: str | Iterable[float] | None = None
+    ) -> Dataset:
         """Records from a DataFrame (columns named by the domain); ``weights`` may name a column."""
         if isinstance(weights, str):
             if weights not in frame.columns:
@@ -105,7 +118,12 @@ class Dataset:
         return cls(frame, domain, weights)
 
     @classmethod
-    def load(cls, path: str | PathLike[str], domain: Domain | str | PathLike[str], weights: str | None = None) -> Dataset:
+    def load(
+        cls,
+        path: str | PathLike[str],
+        domain: Domain | str | PathLike[str],
+        weights: str | None = None,
+    ) -> Dataset:
         """Records from a CSV file (optionally compressed) and a domain or domain JSON path."""
         import pandas as pd
 
@@ -143,7 +161,7 @@ class Dataset:
         return Dataset(self.records[:, cols], sub, self.weights)
 
     def marginal(self, attrs: Iterable[str]) -> np.ndarray:
-        """Counts (or summed weights) of every cell of the marginal on ``attrs``, shaped by their sizes."""
+        """Counts (or summed weights) of every cell of the marginal on ``attrs``."""
         attrs = self.domain.check(attrs)
         shape = self.domain.project(attrs).shape
         if not attrs:

@@ -34,7 +34,9 @@ class Domain:
             except (TypeError, ValueError, OverflowError):  # None, NaN, "x", inf
                 valid = False
             if not valid:
-                raise DomainError(f"attribute {attr!r} has size {size!r}; sizes must be integers >= 1")
+                raise DomainError(
+                    f"attribute {attr!r} has size {size!r}; sizes must be integers >= 1"
+                )
         self.attrs: tuple[str, ...] = attrs
         self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
         self._index = {a: i for i, a in enumerate(attrs)}
@@ -123,7 +125,9 @@ class Domain:
         try:
             return self.shape[self._index[attr]]
         except KeyError:
-            raise DomainError(f"unknown attribute {attr!r}; the domain has {list(self.attrs)}") from None
+            raise DomainError(
+                f"unknown attribute {attr!r}; the domain has {list(self.attrs)}"
+            ) from None
 
     def __contains__(self, attr: object) -> bool:
         return attr in self._index

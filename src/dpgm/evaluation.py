@@ -25,7 +25,9 @@ def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
     return 0.5 * float(np.abs(p / sp - q / sq).sum())
 
 
-def marginal_errors(real: Dataset, synthetic, cliques: Iterable[Sequence[str]]) -> dict[tuple[str, ...], float]:
+def marginal_errors(
+    real: Dataset, synthetic, cliques: Iterable[Sequence[str]]
+) -> dict[tuple[str, ...], float]:
     """TV distance on each clique; ``synthetic`` is a Dataset or a model with ``marginal``."""
     if isinstance(synthetic, Dataset) and synthetic.domain != real.domain:
         raise DomainError("the two data sets have different domains")

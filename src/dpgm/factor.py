@@ -56,7 +56,9 @@ class Factor:
         attrs = tuple(attrs)
         if set(attrs) != set(self.attrs) or len(attrs) != len(self.attrs):
             raise DomainError(f"{list(attrs)} is not a permutation of {list(self.attrs)}")
-        return Factor(self.domain.project(attrs), np.transpose(self.values, self.domain.axes(attrs)))
+        return Factor(
+            self.domain.project(attrs), np.transpose(self.values, self.domain.axes(attrs))
+        )
 
     def broadcast_shape(self, domain: Domain) -> np.ndarray:
         """The values reshaped (not copied) to broadcast against a table on ``domain``."""
@@ -161,7 +163,9 @@ class Factor:
         return f"Factor({self.domain!r})"
 
 
-def logsumexp(values: np.ndarray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> np.ndarray:
+def logsumexp(
+    values: np.ndarray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> np.ndarray:
     """Stable ``log(sum(exp(values)))``; all ``-inf`` slices give ``-inf`` without warnings."""
     if axis == ():
         return values.copy()

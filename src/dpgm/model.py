@@ -46,12 +46,15 @@ class MarkovRandomField:
                     raise DomainError(f"potential on {table.attrs} given for clique {clique}")
                 factor = table.transpose(clique)
                 if factor.domain != domain.project(clique):
-                    raise DomainError(f"potential on {factor.domain} does not fit {domain.project(clique)}")
+                    raise DomainError(
+                        f"potential on {factor.domain} does not fit {domain.project(clique)}"
+                    )
             else:
                 values = np.asarray(table, dtype=np.float64)
                 if values.shape != domain.project(clique).shape:
                     raise DomainError(
-                        f"potential for {clique} has shape {values.shape}, expected {domain.project(clique).shape}"
+                        f"potential for {clique} has shape {values.shape}, "
+                        f"expected {domain.project(clique).shape}"
                     )
                 factor = Factor(domain.project(clique), values)
             self.potentials[clique] = factor
@@ -61,9 +64,13 @@ class MarkovRandomField:
         self._calibration: Calibration | None = None
 
     @classmethod
-    def from_tree(cls, tree: JunctionTree, log_potentials: list[np.ndarray], total: float) -> MarkovRandomField:
+    def from_tree(
+        cls, tree: JunctionTree, log_potentials: list[np.ndarray], total: float
+    ) -> MarkovRandomField:
         """A model whose potentials live on the cliques of ``tree`` (as estimation produces)."""
-        potentials = {c: Factor(tree.domain.project(c), t) for c, t in zip(tree.cliques, log_potentials)}
+        potentials = {
+            c: Factor(tree.domain.project(c), t) for c, t in zip(tree.cliques, log_potentials)
+        }
         return cls(tree.domain, potentials, total, tree=tree)
 
     # -- internals --------------------------------------------------------------------
@@ -83,12 +90,16 @@ class MarkovRandomField:
         tables = [np.zeros(self.domain.project(c).shape) for c in self.tree.cliques]
         for clique, factor in self.potentials.items():
             i = self.tree.find(clique)
-            tables[i] = tables[i] + factor.broadcast_shape(self.domain.project(self.tree.cliques[i]))
+            tables[i] = tables[i] + factor.broadcast_shape(
+                self.domain.project(self.tree.cliques[i])
+            )
         for attr, value in (evidence or {}).items():
             if attr not in self.domain:
                 raise DomainError(f"evidence on unknown attribute {attr!r}")
             if not 0 <= int(value) < self.domain[attr]:
-                raise DomainError(f"evidence {attr}={value} outside its domain 0..{self.domain[attr] - 1}")
+                raise DomainError(
+                    f"evidence {attr}={value} outside its domain 0..{self.domain[attr] - 1}"
+                )
             i = self.tree.find([attr])
             clique = self.tree.cliques[i]
             mask = np.full(self.domain[attr], -np.inf)
@@ -190,7 +201,10 @@ class MarkovRandomField:
             if q.ndim == 1:
                 q = q.reshape(1, -1)
             if q.ndim != 2 or q.shape[1] != self.domain[a]:
-                raise DomainError(f"query matrix for {a!r} must have {self.domain[a]} columns, got shape {q.shape}")
+                raise DomainError(
+                    f"query matrix for {a!r} must have {self.domain[a]} columns, "
+                    f"got shape {q.shape}"
+                )
             name = _QUERY_PREFIX + a
             answer_names.append(name)
             factors.append(Factor(Domain((name, a), q.shape), q))
@@ -202,7 +216,9 @@ class MarkovRandomField:
         tables = self.clique_log_potentials(evidence)
         cal = self.plan.calibrate(tables, "max")
         if not np.isfinite(cal.log_partition):
-            raise DataError(f"the evidence {dict(evidence or {})} has probability zero under the model")
+            raise DataError(
+                f"the evidence {dict(evidence or {})} has probability zero under the model"
+            )
         assignment: dict[str, int] = {}
         for i in self.tree.order:
             clique = self.tree.cliques[i]
@@ -216,7 +232,10 @@ class MarkovRandomField:
         return {a: assignment[a] for a in self.domain.attrs}
 
     def sample(
-        self, n: int | None = None, rng: np.random.Generator | int | None = None, method: str = "exact"
+        self,
+        n: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        method: str = "exact",
     ) -> Dataset:
         """``n`` records (default: the model's total, rounded) drawn from the model.
 
@@ -229,9 +248,13 @@ class MarkovRandomField:
         if n < 0:
             raise ValueError(f"cannot draw {n} records")
         marginals = [np.exp(b) for b in self.calibrate().log_marginals()]
-        return Dataset(sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain)
+        return Dataset(
+            sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain
+        )
 
-    def synthetic_data(self, n: int | None = None, rng: np.random.Generator | int | None = None) -> Dataset:
+    def synthetic_data(
+        self, n: int | None = None, rng: np.random.Generator | int | None = None
+    ) -> Dataset:
         """Synthetic records whose marginals follow the model closely (rounded sampling)."""
         return self.sample(n, rng, method="rounded")
 
@@ -251,4 +274,5 @@ class MarkovRandomField:
             return float(np.sum(weights * score))
 
     def __repr__(self) -> str:
-        return f"MarkovRandomField({len(self.tree.cliques)} cliques, {self.tree.size()} cells, total={self.total:g})"
+        size = f"{len(self.tree.cliques)} cliques, {self.tree.size()} cells"
+        return f"MarkovRandomField({size}, total={self.total:g})"

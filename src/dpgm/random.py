@@ -12,5 +12,7 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
     if rng is None:
         return np.random.default_rng()
     if isinstance(rng, (bool, float)) or not isinstance(rng, (int, np.integer)):
-        raise TypeError(f"rng must be a numpy.random.Generator, an integer seed or None, got {rng!r}")
+        raise TypeError(
+            f"rng must be a numpy.random.Generator, an integer seed or None, got {rng!r}"
+        )
     return np.random.default_rng(int(rng))

@@ -54,7 +54,9 @@ class MarginalOracle:
         shift = cal.log_partition - np.log(self.total)
         tables = {i: np.exp(cal.log_beliefs[i] - shift) for i in self.needed}
         flat = np.empty(self.loss.size)
-        for i, axes, s, shape in zip(self.holder, self.sum_axes, self.loss.slices, self.loss.shapes):
+        for i, axes, s, shape in zip(
+            self.holder, self.sum_axes, self.loss.slices, self.loss.shapes
+        ):
             if axes:
                 np.sum(tables[i], axis=axes, out=flat[s].reshape(shape))
             else:
@@ -101,7 +103,9 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
                 table *= target.reshape(shape) / np.maximum(current, 1e-300)
         log_table = np.log(np.maximum(table, 1e-300))
         if tree.parent[i] >= 0:
-            log_table -= np.log(np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300))
+            log_table -= np.log(
+                np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300)
+            )
         theta[i] = log_table
     # where belief propagation is cheap, global sweeps reconcile overlapping cliques
     if len(targets) * tree.size() <= IPF_BUDGET_CELLS:
@@ -111,7 +115,9 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
                     continue
                 mu = oracle(theta)[loss.slices[k]]
                 update = np.zeros(loss.size)
-                update[loss.slices[k]] = np.log(np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300))
+                update[loss.slices[k]] = np.log(
+                    np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300)
+                )
                 theta = oracle.add(theta, update, 1.0)
     return theta
 
@@ -124,7 +130,7 @@ def mirror_descent(
     step_size: float | None = None,
     callback: Callback | None = None,
 ) -> tuple[list[np.ndarray], float]:
-    """Algorithm 1: ``θ ← θ − η ∇L(μ(θ))``, with an Armijo line search when ``step_size`` is None."""
+    """Algorithm 1: ``θ ← θ − η ∇L(μ(θ))``; Armijo line search when ``step_size`` is None."""
     mu = oracle(theta)
     value, grad = loss(mu)
     alpha = step_size if step_size is not None else 1.0 / (loss.curvature() * oracle.total)
@@ -234,9 +240,9 @@ def estimate(
     """A graphical model whose marginals fit the noisy ``measurements`` (Private-PGM).
 
     ``method`` is ``"mirror_descent"`` (Algorithm 1, line search unless ``step_size``),
-    ``"accelerated"`` (Algorithm 2), or ``"auto"``: accelerated for smooth losses. ``loss`` is ``"l2"``, ``"l1"`` or a
-    :class:`~dpgm.estimation.losses.Loss`. With ``total=None`` the number of records is
-    estimated from the measurements by inverse-variance weighting (App. E.1). Extra
+    ``"accelerated"`` (Algorithm 2), or ``"auto"``: accelerated for smooth losses.
+    ``loss`` is ``"l2"``, ``"l1"`` or a :class:`~dpgm.estimation.losses.Loss`. With
+    ``total=None`` the number of records is estimated from the measurements by inverse-variance weighting (App. E.1). Extra
     ``cliques`` are added to the model; ``warm_start`` continues from an earlier model's
     parameters. Otherwise ``init="fit"`` starts from a proportional fit to the measured
     marginals (clipped at zero; free post-processing) and ``init="uniform"`` from the
@@ -263,7 +269,9 @@ def estimate(
         )
     oracle = MarginalOracle(tree, objective, float(total))
     if warm_start is not None:
-        theta = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree).clique_log_potentials()
+        theta = MarkovRandomField(
+            domain, warm_start.potentials, 1.0, tree=tree
+        ).clique_log_potentials()
     elif init == "fit":
         theta = fit_targets(oracle)
     elif init == "uniform":
@@ -271,7 +279,11 @@ def estimate(
     else:
         raise ValueError(f"unknown init {init!r}; use 'fit' or 'uniform'")
     if method == "auto":
-        method = "mirror_descent" if objective.lipschitz is None or step_size is not None else "accelerated"
+        method = (
+            "mirror_descent"
+            if objective.lipschitz is None or step_size is not None
+            else "accelerated"
+        )
     if method == "mirror_descent":
         theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
     else:

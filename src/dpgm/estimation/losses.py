@@ -84,7 +84,9 @@ class _MeasurementLoss(Loss):
             groups.setdefault(clique, []).append((query, values, std))
         super().__init__(domain, list(groups))
         # (slice of the flat vector, query or None, values, std) per measurement
-        self.entries = [(s, q, y, sd) for s, c in zip(self.slices, self.cliques) for q, y, sd in groups[c]]
+        self.entries = [
+            (s, q, y, sd) for s, c in zip(self.slices, self.cliques) for q, y, sd in groups[c]
+        ]
 
     def targets(self) -> list[np.ndarray | None]:
         """Precision-weighted average of each clique's identity measurements."""
@@ -107,7 +109,9 @@ class _MeasurementLoss(Loss):
             if query is None:
                 peak[s] += precision
             elif is_sparse(query):
-                peak[s] += np.asarray(query.multiply(query).multiply(precision[:, None]).sum(axis=0)).ravel()
+                peak[s] += np.asarray(
+                    query.multiply(query).multiply(precision[:, None]).sum(axis=0)
+                ).ravel()
             else:
                 peak[s] += (query**2 * precision[:, None]).sum(axis=0)
         return peak
@@ -159,7 +163,9 @@ class L1Loss(_MeasurementLoss):
     def __init__(self, domain: Domain, measurements: Sequence[Measurement]):
         super().__init__(domain, measurements)
         self.lipschitz = None
-        self._scale = float(sum(p[s].max() for p in [self._max_column_precision()] for s in self.slices))
+        self._scale = float(
+            sum(p[s].max() for p in [self._max_column_precision()] for s in self.slices)
+        )
 
     def curvature(self) -> float:
         return self._scale
@@ -183,7 +189,13 @@ class CustomLoss(Loss):
     the accelerated method.
     """
 
-    def __init__(self, domain: Domain, cliques: Sequence[Sequence[str]], function: LossFunction, lipschitz: float | None = None):
+    def __init__(
+        self,
+        domain: Domain,
+        cliques: Sequence[Sequence[str]],
+        function: LossFunction,
+        lipschitz: float | None = None,
+    ):
         self.user_cliques = [domain.check(c) for c in cliques]
         super().__init__(domain, [domain.canonical(c) for c in self.user_cliques])
         self.function = function
@@ -195,9 +207,14 @@ class CustomLoss(Loss):
         tables = [np.transpose(t, axes) for t, axes in zip(self.split(flat), self._to_user)]
         value, grads = self.function(tables)
         if len(grads) != len(tables):
-            raise ValueError(f"the custom loss returned {len(grads)} gradients for {len(tables)} cliques")
+            raise ValueError(
+                f"the custom loss returned {len(grads)} gradients for {len(tables)} cliques"
+            )
         return float(value), np.concatenate(
-            [np.transpose(np.asarray(g, dtype=np.float64), axes).ravel() for g, axes in zip(grads, self._from_user)]
+            [
+                np.transpose(np.asarray(g, dtype=np.float64), axes).ravel()
+                for g, axes in zip(grads, self._from_user)
+            ]
         )
 
 

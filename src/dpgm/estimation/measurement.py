@@ -39,7 +39,9 @@ class Measurement:
             if query.ndim != 2:
                 raise ValueError("query must be a 2-d matrix")
         if query is not None and query.shape[0] != self.values.size:
-            raise ValueError(f"query has {query.shape[0]} rows but there are {self.values.size} values")
+            raise ValueError(
+                f"query has {query.shape[0]} rows but there are {self.values.size} values"
+            )
         self.query = query
         if not np.all(np.isfinite(self.values)):
             raise ValueError(f"measurement of {self.clique} has non-finite values")
@@ -50,9 +52,13 @@ class Measurement:
         cells = domain.size(self.clique)
         cols = cells if self.query is None else self.query.shape[1]
         if cols != cells:
-            raise DomainError(f"measurement of {self.clique}: query has {cols} columns, the clique {cells} cells")
+            raise DomainError(
+                f"measurement of {self.clique}: query has {cols} columns, the clique {cells} cells"
+            )
         if self.query is None and self.values.size != cells:
-            raise DomainError(f"measurement of {self.clique}: {self.values.size} values for {cells} cells")
+            raise DomainError(
+                f"measurement of {self.clique}: {self.values.size} values for {cells} cells"
+            )
 
     def answer(self, marginal: np.ndarray) -> np.ndarray:
         """``query @ vec(marginal)`` (the noiseless answers for a given count table)."""
@@ -60,5 +66,10 @@ class Measurement:
         return flat if self.query is None else np.asarray(self.query @ flat).ravel()
 
     def __repr__(self) -> str:
-        kind = "identity" if self.query is None else f"{self.query.shape[0]}x{self.query.shape[1]} query"
-        return f"Measurement({self.clique}, {kind}, std={self.std if np.ndim(self.std) == 0 else 'vector'})"
+        kind = (
+            "identity"
+            if self.query is None
+            else f"{self.query.shape[0]}x{self.query.shape[1]} query"
+        )
+        std = self.std if np.ndim(self.std) == 0 else "vector"
+        return f"Measurement({self.clique}, {kind}, std={std})"

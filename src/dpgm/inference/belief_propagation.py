@@ -68,7 +68,9 @@ class MessagePlan:
             self.down_axes[i] = tuple(k for k, a in enumerate(par) if a not in sep)
             self.down_shape[i] = tuple(domain[a] if a in sep else 1 for a in child)
 
-    def calibrate(self, log_potentials: list[np.ndarray], mode: str = "sum", finite: bool = False) -> Calibration:
+    def calibrate(
+        self, log_potentials: list[np.ndarray], mode: str = "sum", finite: bool = False
+    ) -> Calibration:
         """Pass messages up and down the tree; ``mode`` is ``"sum"`` or ``"max"``.
 
         ``finite=True`` promises that no log-potential is ``-inf``, which skips a check
@@ -115,7 +117,9 @@ class MessagePlan:
             beliefs[i] = inbound[i] + downward[i]
         root = tree.order[0]
         if mode == "sum":
-            log_z = float(_reduce_logsumexp(beliefs[root], tuple(range(beliefs[root].ndim))).reshape(()))
+            log_z = float(
+                _reduce_logsumexp(beliefs[root], tuple(range(beliefs[root].ndim))).reshape(())
+            )
         else:
             log_z = float(beliefs[root].max()) if beliefs[root].size else 0.0
         return Calibration(beliefs, log_z, upward, downward)

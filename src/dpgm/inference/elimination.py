@@ -1,4 +1,4 @@
-"""Variable elimination over a list of factors, in log space or (for signed factors) linear space."""
+"""Variable elimination over factors, in log space or (for signed factors) linear space."""
 
 from __future__ import annotations
 

@@ -34,7 +34,9 @@ def _cost(heuristic: str, v: str, adj: dict[str, set[str]], log_size: dict[str, 
     return (fill, round(weight, 9))
 
 
-def _fill(nbrs: set[str], adj: dict[str, set[str]], log_size: dict[str, float], weighted: bool) -> float:
+def _fill(
+    nbrs: set[str], adj: dict[str, set[str]], log_size: dict[str, float], weighted: bool
+) -> float:
     fill = 0.0
     nb = list(nbrs)
     for i, a in enumerate(nb):
@@ -45,7 +47,9 @@ def _fill(nbrs: set[str], adj: dict[str, set[str]], log_size: dict[str, float], 
     return fill
 
 
-def elimination_order(graph: nx.Graph, sizes: dict[str, int], heuristic: str = "min_fill") -> tuple[list[str], list[frozenset[str]]]:
+def elimination_order(
+    graph: nx.Graph, sizes: dict[str, int], heuristic: str = "min_fill"
+) -> tuple[list[str], list[frozenset[str]]]:
     """Greedy elimination order and the cliques it creates, for one heuristic.
 
     ``min_fill`` adds the fewest fill edges (ties: smallest clique), ``min_weight`` creates
@@ -117,10 +121,14 @@ class JunctionTree:
         for i, p in enumerate(self.parent):
             if p >= 0:
                 self.children[p].append(i)
-        self._index: dict[frozenset[str], int] = {frozenset(c): i for i, c in enumerate(self.cliques)}
+        self._index: dict[frozenset[str], int] = {
+            frozenset(c): i for i, c in enumerate(self.cliques)
+        }
 
     @classmethod
-    def build(cls, domain: Domain, cliques: Iterable[Iterable[str]], heuristic: str = "auto") -> JunctionTree:
+    def build(
+        cls, domain: Domain, cliques: Iterable[Iterable[str]], heuristic: str = "auto"
+    ) -> JunctionTree:
         """Junction tree covering ``cliques`` and every attribute of ``domain``.
 
         With ``heuristic="auto"`` every greedy heuristic is tried and the tree with the
@@ -166,7 +174,9 @@ class JunctionTree:
             return self._index[attrs]
         best = None
         for i, clique in enumerate(self.cliques):
-            if attrs.issubset(clique) and (best is None or self.domain.size(clique) < self.domain.size(self.cliques[best])):
+            if attrs.issubset(clique) and (
+                best is None or self.domain.size(clique) < self.domain.size(self.cliques[best])
+            ):
                 best = i
         return best
 
@@ -180,7 +190,13 @@ class JunctionTree:
         uncovered = set(attrs)
         # greedily pick cliques covering the most uncovered attributes
         while uncovered:
-            best = max(range(len(self.cliques)), key=lambda i: (len(uncovered & set(self.cliques[i])), -self.domain.size(self.cliques[i])))
+            best = max(
+                range(len(self.cliques)),
+                key=lambda i: (
+                    len(uncovered & set(self.cliques[i])),
+                    -self.domain.size(self.cliques[i]),
+                ),
+            )
             holders.add(best)
             uncovered -= set(self.cliques[best])
         # connect them: the union of the tree paths from each holder to the others' common ancestor

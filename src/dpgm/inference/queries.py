@@ -45,7 +45,9 @@ def prefix(n: int) -> np.ndarray:
     return np.tril(np.ones((n, n)))
 
 
-def compress(mapping: Sequence[int] | Callable[[int], int], n: int | None = None, r: int | None = None) -> np.ndarray:
+def compress(
+    mapping: Sequence[int] | Callable[[int], int], n: int | None = None, r: int | None = None
+) -> np.ndarray:
     """``R_f``: merge values, value ``a`` going to group ``f(a)``."""
     if callable(mapping):
         if n is None:

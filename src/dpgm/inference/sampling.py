@@ -22,7 +22,9 @@ def _draw_rows(conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Genera
     return np.minimum(flat - rows * n_cols, n_cols - 1)
 
 
-def _rounded_rows(conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _rounded_rows(
+    conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """For each record, a column such that each row's column counts are its expected counts rounded.
 
     Row ``s`` holds ``n_s`` records; their column counts are ``floor(n_s · q_s)`` plus one
@@ -60,7 +62,11 @@ def _rounded_rows(conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Gen
 
 
 def sample_records(
-    tree: JunctionTree, marginals: list[np.ndarray], n: int, rng: np.random.Generator, method: str = "exact"
+    tree: JunctionTree,
+    marginals: list[np.ndarray],
+    n: int,
+    rng: np.random.Generator,
+    method: str = "exact",
 ) -> np.ndarray:
     """``n`` records (columns in domain order) from the model with these clique marginals.
 

@@ -65,7 +65,9 @@ class DomainCompression:
 
     def apply(self, data: Dataset) -> Dataset:
         """The records recoded onto the compressed domain."""
-        records = np.column_stack([self.mappings[a][data.records[:, k]] for k, a in enumerate(self.original.attrs)])
+        records = np.column_stack(
+            [self.mappings[a][data.records[:, k]] for k, a in enumerate(self.original.attrs)]
+        )
         return Dataset(records, self.compressed, data.weights)
 
     def expand(self, model: MarkovRandomField) -> MarkovRandomField:

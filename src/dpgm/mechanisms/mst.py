@@ -68,23 +68,44 @@ class MST(Mechanism):
         domain = data.domain
 
         one_way = measure_marginals(
-            data, [(a,) for a in domain], rho=third, budget=budget, rng=noise_rng, label="one-way marginals"
+            data,
+            [(a,) for a in domain],
+            rho=third,
+            budget=budget,
+            rng=noise_rng,
+            label="one-way marginals",
         )
         self._say(f"measured {len(one_way)} one-way marginals (rho={third:.4g})")
         if self.compress:
             compression, one_way = DomainCompression.from_one_way(domain, one_way)
         else:
-            compression = DomainCompression(domain, domain, {a: np.arange(domain[a]) for a in domain})
+            compression = DomainCompression(
+                domain, domain, {a: np.arange(domain[a]) for a in domain}
+            )
         small = compression.apply(data)
         merged = sum(domain[a] - compression.compressed[a] for a in domain)
-        self._say(f"merged {merged} rare values; domain {domain.size():.3g} -> {compression.compressed.size():.3g} cells")
+        self._say(
+            f"merged {merged} rare values; domain {domain.size():.3g} -> "
+            f"{compression.compressed.size():.3g} cells"
+        )
 
         self.tree_edges = self._select(small, one_way, third, budget, choice_rng)
-        self._say(f"selected {len(self.tree_edges)} pairs by the exponential mechanism (rho={third:.4g})")
+        self._say(
+            f"selected {len(self.tree_edges)} pairs by the exponential mechanism (rho={third:.4g})"
+        )
 
-        two_way = measure_marginals(
-            small, self.tree_edges, rho=third, budget=budget, rng=noise_rng, label="two-way marginals"
-        ) if self.tree_edges else []
+        two_way = (
+            measure_marginals(
+                small,
+                self.tree_edges,
+                rho=third,
+                budget=budget,
+                rng=noise_rng,
+                label="two-way marginals",
+            )
+            if self.tree_edges
+            else []
+        )
         self._say(f"measured {len(two_way)} two-way marginals (rho={third:.4g})")
         self.measurements = one_way + two_way
 
