@@ -242,11 +242,12 @@ def estimate(
     ``method`` is ``"mirror_descent"`` (Algorithm 1, line search unless ``step_size``),
     ``"accelerated"`` (Algorithm 2), or ``"auto"``: accelerated for smooth losses.
     ``loss`` is ``"l2"``, ``"l1"`` or a :class:`~dpgm.estimation.losses.Loss`. With
-    ``total=None`` the number of records is estimated from the measurements by inverse-variance weighting (App. E.1). Extra
-    ``cliques`` are added to the model; ``warm_start`` continues from an earlier model's
-    parameters. Otherwise ``init="fit"`` starts from a proportional fit to the measured
-    marginals (clipped at zero; free post-processing) and ``init="uniform"`` from the
-    uniform model, as in the paper. ``callback(iteration, loss)`` follows every iteration.
+    ``total=None`` the number of records is estimated from the measurements by
+    inverse-variance weighting (App. E.1). Extra ``cliques`` are added to the model;
+    ``warm_start`` continues from an earlier model's parameters. Otherwise
+    ``init="fit"`` starts from a proportional fit to the measured marginals (clipped at
+    zero; free post-processing) and ``init="uniform"`` from the uniform model, as in the
+    paper. ``callback(iteration, loss)`` follows every iteration.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
