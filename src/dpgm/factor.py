@@ -22,7 +22,8 @@ class Factor:
     def __init__(self, domain: Domain, values: np.ndarray | float):
         values = np.asarray(values, dtype=np.float64)
         if values.shape != domain.shape:
-            if values.size == domain.size():
+            # a flat vector is accepted in C order; any other shape is ambiguous
+            if values.ndim <= 1 and values.size == domain.size():
                 values = values.reshape(domain.shape)
             else:
                 raise DomainError(f"values of shape {values.shape} do not fit domain {domain}")

@@ -36,6 +36,8 @@ class MarkovRandomField:
     ):
         if not np.isfinite(total) or total <= 0:
             raise ValueError(f"total must be a positive number, got {total}")
+        if len(domain) == 0:
+            raise DomainError("a model needs at least one attribute")
         self.domain = domain
         self.total = float(total)
         self.potentials: dict[tuple[str, ...], Factor] = {}
@@ -269,9 +271,10 @@ class MarkovRandomField:
             flat = np.ravel_multi_index(tuple(data.records[:, cols].T), table.shape)
             score += table.ravel()[flat]
         score -= self.log_partition
-        weights = np.ones(len(data)) if data.weights is None else data.weights
-        with np.errstate(invalid="ignore"):
-            return float(np.sum(weights * score))
+        if data.weights is None:
+            return float(np.sum(score))
+        # a record of weight 0 contributes nothing, even where its probability is 0
+        return float(np.sum(np.where(data.weights > 0, data.weights * score, 0.0)))
 
     def __repr__(self) -> str:
         size = f"{len(self.tree.cliques)} cliques, {self.tree.size()} cells"

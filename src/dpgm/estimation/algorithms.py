@@ -164,7 +164,7 @@ def accelerated(
     The paper's step uses ``K``, the Lipschitz constant of ∇L w.r.t. the ℓ1 norm. The
     worst-case ``K`` is often 10-30x larger than the curvature met in practice, which
     slows the method by that factor. With ``adaptive=True`` the method starts from
-    ``K/16`` and checks at every step the inequality the convergence proof rests on: the
+    ``K/256`` and checks at every step the inequality the convergence proof rests on: the
     loss's Bregman divergence between the new and the extrapolated marginals is at most
     ``K/2 · ‖Δμ‖₁²`` (the largest clique's ‖Δμ‖₁ standing in, from below, for the
     joint's). Where it fails, ``K`` doubles past the curvature observed and the averaging
@@ -180,7 +180,7 @@ def accelerated(
         )
     total = oracle.total
     bound = loss.lipschitz
-    lipschitz = bound / 16 if adaptive else bound
+    lipschitz = bound / 256 if adaptive else bound
     centre = current = theta
     nu = mu = oracle(centre)
     gbar = np.zeros_like(mu)
