@@ -1,5 +1,7 @@
 """dpgm: differentially private learning, estimation and inference with graphical models."""
 
+# subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
+from dpgm import datasets, evaluation, inference, mechanisms, privacy
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import (
@@ -15,6 +17,11 @@ from dpgm.factor import Factor
 from dpgm.model import MarkovRandomField
 
 __all__ = [
+    "datasets",
+    "evaluation",
+    "inference",
+    "mechanisms",
+    "privacy",
     "BudgetExceededError",
     "DataError",
     "Dataset",
