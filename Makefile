@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
 	rm -rf $(VENV) demo-output
