@@ -133,6 +133,9 @@ class Dataset:
             frame = pd.read_csv(path)
         except pd.errors.EmptyDataError:
             raise DataError(f"{path}: the file is empty") from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            reason = str(exc).strip().splitlines()[0]
+            raise DataError(f"{path}: not a readable CSV file ({reason})") from None
         return cls.from_pandas(frame, domain, weights)
 
     def to_pandas(self) -> pd.DataFrame:

@@ -78,9 +78,9 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
     measurements). Every junction-tree clique gets a table fitted by iterative
     proportional fitting to the targets (clipped to be positive) of the loss cliques it
     contains; the model is then the product of the root's table and every other
-    clique's conditional given its separator, which is normalised by construction and
-    reproduces consistent targets exactly. On small trees two sweeps of global
-    proportional fitting (one belief propagation per clique) follow.
+    clique's conditional given its separator (where that keeps θ in the span of the
+    measured cliques), which reproduces consistent targets exactly. On small trees two
+    sweeps of global proportional fitting (one belief propagation per clique) follow.
     """
     loss, tree = oracle.loss, oracle.tree
     domain = tree.domain
@@ -102,7 +102,12 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
                 current = table.sum(axis=axes, keepdims=True) if axes else table
                 table *= target.reshape(shape) / np.maximum(current, 1e-300)
         log_table = np.log(np.maximum(table, 1e-300))
-        if tree.parent[i] >= 0:
+        # The algorithms only move θ within the span of the measured cliques, so the start
+        # must lie in it too, or the estimate is not the maximum-entropy model (Theorem 1).
+        # Dividing by the separator's marginal stays in the span only where the separator
+        # lies inside a measured clique of this table.
+        separator = set(tree.separator(i))
+        if tree.parent[i] >= 0 and any(separator <= set(sub) for sub, _ in inside):
             log_table -= np.log(
                 np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300)
             )
@@ -130,25 +135,49 @@ def mirror_descent(
     step_size: float | None = None,
     callback: Callback | None = None,
 ) -> tuple[list[np.ndarray], float]:
-    """Algorithm 1: ``θ ← θ − η ∇L(μ(θ))``; Armijo line search when ``step_size`` is None."""
+    """Algorithm 1: ``θ ← θ − η_t ∇L(μ(θ))``.
+
+    Step sizes: ``step_size`` if given; for a smooth loss an Armijo line search (the step
+    doubles each iteration and halves until the loss falls by half the linear model's
+    prediction); for a non-smooth loss (L1), where a line search stalls at kinks, the
+    classic ``η_t = η_0/√t`` with ``η_0`` moving any parameter by at most 1. The best
+    iterate is returned.
+    """
     mu = oracle(theta)
     value, grad = loss(mu)
-    alpha = step_size if step_size is not None else 1.0 / (loss.curvature() * oracle.total)
+    best, best_value = theta, value
+    improved, patience = 0, 10  # last iteration that improved; halving after this many more
+    smooth = loss.lipschitz is not None
+    if step_size is not None:
+        alpha = step_size
+    elif smooth:
+        alpha = 1.0 / (loss.curvature() * oracle.total)
+    else:
+        alpha = 1.0 / max(float(np.abs(grad).max()), 1e-300)
     for t in range(1, iters + 1):
-        if step_size is None:
+        if step_size is None and smooth:
             alpha *= 2.0  # try a longer step; the search below backs off as needed
-        for _ in range(60):
-            new_theta = oracle.add(theta, grad, -alpha)
+            for _ in range(60):
+                new_theta = oracle.add(theta, grad, -alpha)
+                new_mu = oracle(new_theta)
+                new_value, new_grad = loss(new_mu)
+                if value - new_value >= 0.5 * float(np.dot(grad, mu - new_mu)):
+                    break
+                alpha *= 0.5
+        else:
+            if step_size is None and t - improved > patience:
+                alpha *= 0.5  # no progress for a while: the step is too long for the kinks
+                improved = t
+            step = alpha
+            new_theta = oracle.add(theta, grad, -step)
             new_mu = oracle(new_theta)
             new_value, new_grad = loss(new_mu)
-            # sufficient decrease: at least half the decrease the linear model predicts
-            if step_size is not None or value - new_value >= 0.5 * float(np.dot(grad, mu - new_mu)):
-                break
-            alpha *= 0.5
         theta, mu, value, grad = new_theta, new_mu, new_value, new_grad
+        if value < best_value:
+            best, best_value, improved = theta, value, t
         if callback is not None:
-            callback(t, value)
-    return theta, value
+            callback(t, best_value)
+    return best, best_value
 
 
 def accelerated(
@@ -251,6 +280,8 @@ def estimate(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+    if init not in ("fit", "uniform"):
+        raise ValueError(f"unknown init {init!r}; use 'fit' or 'uniform'")
     if iters < 0:
         raise ValueError(f"iters must be >= 0, got {iters}")
     measurements = list(measurements)
@@ -275,10 +306,10 @@ def estimate(
         ).clique_log_potentials()
     elif init == "fit":
         theta = fit_targets(oracle)
-    elif init == "uniform":
-        theta = oracle.zeros()
     else:
-        raise ValueError(f"unknown init {init!r}; use 'fit' or 'uniform'")
+        theta = oracle.zeros()
+    if objective.size == 0 or objective.lipschitz == 0:
+        iters = 0  # no measurement constrains the model: the start is the estimate
     if method == "auto":
         method = (
             "mirror_descent"

@@ -19,18 +19,23 @@ LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
 
 
 def _canonical_query(m: Measurement, domain: Domain):
-    """The measurement's clique in domain order, its query over that order, and its values."""
+    """The measurement restated over its clique in domain order: (clique, query, values, std).
+
+    For an identity query the answers are cells, so values and stds are permuted with them;
+    otherwise the answers stay as they are and the query's columns are permuted.
+    """
     clique = domain.canonical(m.clique)
+    std = np.broadcast_to(np.asarray(m.std, dtype=np.float64), m.values.shape)
     if clique == m.clique:
-        return clique, m.query, m.values
+        return clique, m.query, m.values, std
     shape = domain.project(m.clique).shape
     axes = [m.clique.index(a) for a in clique]
     # position j of the canonical vector holds cell perm[j] of the measurement's vector
     perm = np.arange(int(np.prod(shape))).reshape(shape).transpose(axes).ravel()
     if m.query is None:
-        return clique, None, m.values[perm]
+        return clique, None, m.values[perm], std[perm]
     query = m.query.tocsc()[:, perm] if is_sparse(m.query) else m.query[:, perm]
-    return clique, query, m.values
+    return clique, query, m.values, std
 
 
 class Loss:
@@ -79,8 +84,7 @@ class _MeasurementLoss(Loss):
         groups: dict[tuple[str, ...], list] = {}
         for m in measurements:
             m.validate(domain)
-            clique, query, values = _canonical_query(m, domain)
-            std = np.broadcast_to(np.asarray(m.std, dtype=np.float64), values.shape)
+            clique, query, values, std = _canonical_query(m, domain)
             groups.setdefault(clique, []).append((query, values, std))
         super().__init__(domain, list(groups))
         # (slice of the flat vector, query or None, values, std) per measurement

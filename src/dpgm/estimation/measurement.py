@@ -31,6 +31,8 @@ class Measurement:
         std = np.asarray(std, dtype=np.float64)
         if np.any(~np.isfinite(std)) or np.any(std <= 0):
             raise ValueError(f"std must be positive and finite, got {std}")
+        if std.ndim and std.size == self.values.size:
+            std = std.ravel()  # a table of stds shaped like the values' table
         if std.ndim and std.shape != self.values.shape:
             raise ValueError(f"std has shape {std.shape}, the values {self.values.shape}")
         self.std = std if std.ndim else float(std)

@@ -86,4 +86,8 @@ class DomainCompression:
                 shape[k] = self.original[attr]
                 table = table - np.log(counts[self.mappings[attr]]).reshape(shape)
             potentials[clique] = table
+        for attr in self.original.attrs:
+            if attr not in spread:  # in no potential: uniform over codes, then within them
+                counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
+                potentials[(attr,)] = -np.log(counts[self.mappings[attr]])
         return MarkovRandomField(self.original, potentials, model.total)

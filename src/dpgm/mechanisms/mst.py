@@ -21,6 +21,7 @@ import networkx as nx
 import numpy as np
 
 from dpgm.dataset import Dataset
+from dpgm.errors import DpgmError, PrivacyParameterError
 from dpgm.estimation.algorithms import estimate
 from dpgm.mechanisms.base import Mechanism, Progress, Workload
 from dpgm.mechanisms.compression import DomainCompression
@@ -44,9 +45,11 @@ class MST(Mechanism):
         compress: bool = True,
         progress: Progress | None = None,
     ):
+        if delta is None:
+            raise PrivacyParameterError("MST works under zCDP and needs delta in (0, 1)")
         super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        if iters < 1:
-            raise ValueError(f"iters must be >= 1, got {iters}")
+        if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
+            raise DpgmError(f"iters must be >= 1 (an integer), got {iters!r}")
         self.iters = iters
         self.compress = compress
         self.tree_edges: list[tuple[str, str]] = []
@@ -64,8 +67,10 @@ class MST(Mechanism):
         choice_rng = as_generator(noise_rng)
         budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
         self.budget = budget
-        third = budget.total / 3.0
         domain = data.domain
+        # a third each for one-way marginals, selection and two-way marginals; with a
+        # single attribute there is nothing to select and the one-way marginals get it all
+        third = budget.total / 3.0 if len(domain) > 1 else budget.total
 
         one_way = measure_marginals(
             data,

@@ -1,0 +1,285 @@
+"""The ``dpgm`` command line, called in-process (``dpgm.cli.main``) and once as a program."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpgm import Dataset, Domain, MarkovRandomField
+from dpgm.cli import SEEDED_WARNING, main, sampling_seed
+from dpgm.evaluation import mean_tv
+from dpgm.privacy import cdp_epsilon, cdp_rho
+
+DOMAIN = Domain(["a", "b", "c", "d", "e"], [2, 3, 5, 4, 3])
+N = 600
+ITERS = "30"
+
+
+def _write_inputs(folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    pairs = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")]
+    potentials = {p: rng.normal(size=DOMAIN.project(p).shape) for p in pairs}
+    data = MarkovRandomField(DOMAIN, potentials, total=N).sample(N, rng=seed)
+    csv, domain = folder / "data.csv", folder / "domain.json"
+    data.save(csv)
+    DOMAIN.save(domain)
+    return csv, domain
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    return _write_inputs(tmp_path)
+
+
+def _synth(csv, domain, out, *extra):
+    return main(
+        [
+            "synth",
+            str(csv),
+            "--domain",
+            str(domain),
+            "--epsilon",
+            "1",
+            "--iters",
+            ITERS,
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
+
+
+def _assert_one_line_error(capsys, code, *needles):
+    captured = capsys.readouterr()
+    assert code == 2
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("dpgm: error: ")
+    assert "Traceback" not in captured.err
+    for needle in needles:
+        assert needle in lines[0]
+    assert "privacy spent" not in captured.out
+    return lines[0]
+
+
+# -- synth -------------------------------------------------------------------------------
+def test_synth_writes_synthetic_csv(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    out = tmp_path / "synthetic.csv"
+    assert _synth(csv, domain, out, "--seed", "0") == 0
+    captured = capsys.readouterr()
+
+    synthetic = Dataset.load(out, domain)  # validates integer codes in range
+    assert abs(len(synthetic) - N) < 0.1 * N
+    header = out.read_text().splitlines()[0]
+    assert header.split(",") == list(DOMAIN.attrs)
+    records = np.loadtxt(out, delimiter=",", skiprows=1, dtype=np.int64)
+    assert (records >= 0).all() and (records < np.array(DOMAIN.shape)).all()
+
+    last = captured.out.strip().splitlines()[-1]
+    match = re.fullmatch(r"privacy spent: epsilon=(\S+) delta=(\S+) rho=(\S+)", last)
+    assert match, last
+    assert match.group(1) == "1" and match.group(2) == "1e-09"
+    rho = float(match.group(3))
+    assert rho == pytest.approx(cdp_rho(1.0, 1e-9), rel=1e-5)
+    assert cdp_epsilon(cdp_rho(1.0, 1e-9), 1e-9) == pytest.approx(1.0, rel=1e-6)
+    assert SEEDED_WARNING in captured.err
+    assert "wrote" in captured.err  # progress goes to stderr
+
+
+def test_synth_seed_reproducible_and_distinct_sampling_seed(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    assert _synth(csv, domain, one, "--seed", "4") == 0
+    assert _synth(csv, domain, two, "--seed", "4") == 0
+    assert one.read_bytes() == two.read_bytes()
+    assert sampling_seed(4) != 4 and sampling_seed(None) is None
+
+
+def test_synth_without_seed_has_no_warning(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    out = tmp_path / "unseeded.csv"
+    assert _synth(csv, domain, out) == 0
+    captured = capsys.readouterr()
+    assert SEEDED_WARNING not in captured.err
+    assert captured.out.strip().splitlines()[-1].startswith("privacy spent: epsilon=1 ")
+    assert len(Dataset.load(out, domain)) > 0
+
+
+def test_synth_refuses_to_overwrite_without_force(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    out = tmp_path / "exists.csv"
+    out.write_text("precious\n")
+    code = _synth(csv, domain, out, "--seed", "0")
+    line = _assert_one_line_error(capsys, code, "--force")
+    assert str(out) in line
+    assert out.read_text() == "precious\n"
+
+    assert _synth(csv, domain, out, "--seed", "0", "--force") == 0
+    capsys.readouterr()
+    assert out.read_text() != "precious\n"
+    assert len(Dataset.load(out, domain)) > 0
+
+
+def _edit_csv(csv: Path, column: str, row: int, value: str) -> None:
+    lines = csv.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[row + 1].split(",")
+    cells[header.index(column)] = value
+    lines[row + 1] = ",".join(cells)
+    csv.write_text("\n".join(lines) + "\n")
+
+
+def test_value_out_of_domain(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    _edit_csv(csv, "c", 7, "5")
+    out = tmp_path / "out.csv"
+    line = _assert_one_line_error(capsys, _synth(csv, domain, out), "'c'", "row 7")
+    assert "outside its domain" in line
+    assert not out.exists()
+
+
+def test_nan_value(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    _edit_csv(csv, "b", 3, "")
+    out = tmp_path / "out.csv"
+    _assert_one_line_error(capsys, _synth(csv, domain, out), "'b'", "row 3")
+    assert not out.exists()
+
+
+def test_missing_column(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    lines = [",".join(line.split(",")[:-1]) for line in csv.read_text().splitlines()]
+    csv.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    _assert_one_line_error(capsys, _synth(csv, domain, out), "no column", "'e'")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "needle"),
+    [
+        ("--epsilon", "0", "epsilon"),
+        ("--epsilon", "-2", "epsilon"),
+        ("--delta", "2", "delta"),
+        ("--delta", "0", "delta"),
+        ("--iters", "0", "iters"),
+    ],
+)
+def test_bad_privacy_parameters(inputs, tmp_path, capsys, option, value, needle):
+    csv, domain = inputs
+    out = tmp_path / "out.csv"
+    args = {"--epsilon": "1", "--delta": "1e-9", "--iters": ITERS, option: value}
+    argv = ["synth", str(csv), "--domain", str(domain), "--out", str(out)]
+    for key, val in args.items():
+        argv += [key, val]
+    _assert_one_line_error(capsys, main(argv), needle)
+    assert not out.exists()
+
+
+def test_missing_domain_file(inputs, tmp_path, capsys):
+    csv, _ = inputs
+    out = tmp_path / "out.csv"
+    missing = tmp_path / "nowhere.json"
+    _assert_one_line_error(capsys, _synth(csv, missing, out), "nowhere.json")
+    assert not out.exists()
+
+
+def test_missing_data_file_and_output_folder(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    _assert_one_line_error(capsys, _synth(tmp_path / "none.csv", domain, tmp_path / "o.csv"))
+    _assert_one_line_error(
+        capsys, _synth(csv, domain, tmp_path / "no" / "such" / "o.csv"), "does not exist"
+    )
+
+
+def test_bad_domain_json(inputs, tmp_path, capsys):
+    csv, _ = inputs
+    domain = tmp_path / "bad.json"
+    domain.write_text("[1, 2")
+    _assert_one_line_error(capsys, _synth(csv, domain, tmp_path / "o.csv"), "JSON")
+    domain.write_text(json.dumps({"a": 0}))
+    _assert_one_line_error(capsys, _synth(csv, domain, tmp_path / "o.csv"), "size")
+
+
+@pytest.mark.parametrize(
+    "content", [b"a,b,c,d,e\n0,0,0,0,0\n1,1,1,1,1,1\n", b"\xff\xfe\x00garbage\n"]
+)
+def test_malformed_csv(inputs, tmp_path, capsys, content):
+    _, domain = inputs
+    csv = tmp_path / "malformed.csv"
+    csv.write_bytes(content)
+    _assert_one_line_error(capsys, _synth(csv, domain, tmp_path / "o.csv"))
+
+
+def test_usage_errors_exit_2():
+    with pytest.raises(SystemExit) as exc:
+        main(["synth"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["frobnicate"])
+    assert exc.value.code == 2
+
+
+# -- evaluate ----------------------------------------------------------------------------
+def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    synthetic_path = tmp_path / "syn.csv"
+    synthetic = Dataset(
+        np.column_stack(
+            [np.random.default_rng(k).integers(0, s, size=250) for k, s in enumerate(DOMAIN.shape)]
+        ),
+        DOMAIN,
+    )
+    synthetic.save(synthetic_path)
+    real = Dataset.load(csv, DOMAIN)
+
+    assert main(["evaluate", str(csv), str(synthetic_path), "--domain", str(domain)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == f"real: {N} records; synthetic: 250 records"
+    values = {}
+    for line in lines[1:]:
+        match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\d\.\d{4})", line)
+        assert match, line
+        values[int(match.group(1))] = float(match.group(2))
+    assert sorted(values) == [1, 2]
+    for ways, value in values.items():
+        assert value == pytest.approx(mean_tv(real, synthetic, ways), abs=5e-5)
+
+    assert (
+        main(["evaluate", str(csv), str(synthetic_path), "--domain", str(domain), "--ways", "3"])
+        == 0
+    )
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("mean TV error over all 3-way marginals: ")
+    assert math.isclose(float(lines[1].split()[-1]), mean_tv(real, synthetic, 3), abs_tol=5e-5)
+
+
+def test_evaluate_bad_input(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    _assert_one_line_error(
+        capsys, main(["evaluate", str(csv), str(tmp_path / "none.csv"), "--domain", str(domain)])
+    )
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,c,d,e\n0,0,0,0,9\n")
+    _assert_one_line_error(
+        capsys, main(["evaluate", str(csv), str(bad), "--domain", str(domain)]), "'e'"
+    )
+
+
+# -- as a program ------------------------------------------------------------------------
+def test_console_script_help():
+    script = Path(sys.executable).parent / "dpgm"
+    command = (
+        [str(script), "--help"] if script.exists() else [sys.executable, "-m", "dpgm.cli", "--help"]
+    )
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "synth" in result.stdout and "evaluate" in result.stdout
