@@ -13,6 +13,7 @@ SEEDED_WARNING = (
     "Seeded runs are for research, not for a release."
 )
 MECHANISMS = ("mst",)
+MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
 
 
 def _progress(start: float):
@@ -25,7 +26,11 @@ def _progress(start: float):
 def _synth(args: argparse.Namespace) -> int:
     from dpgm.dataset import Dataset
     from dpgm.domain import Domain
+    from dpgm.errors import DpgmError
     from dpgm.mechanisms import MST
+
+    if args.rows is not None and args.rows < 0:
+        raise DpgmError(f"--rows must be >= 0, got {args.rows}")
 
     out = Path(args.out)
     if out.exists() and not args.force:
@@ -41,7 +46,13 @@ def _synth(args: argparse.Namespace) -> int:
     data = Dataset.load(args.data, domain)
     say(f"loaded {len(data)} records, {len(domain)} attributes from {args.data}")
     model = mechanism.fit(data, rng=args.seed)
-    synthetic = model.synthetic_data(rng=sampling_seed(args.seed))
+    rows = args.rows if args.rows is not None else int(round(model.total))
+    if args.rows is None and rows > MAX_DEFAULT_ROWS:
+        raise DpgmError(
+            f"the model estimates {rows:,} records (a very small epsilon makes this noisy); "
+            "pass --rows to choose how many synthetic records to write"
+        )
+    synthetic = model.synthetic_data(rows, rng=sampling_seed(args.seed))
     synthetic.save(out)
     say(f"wrote {len(synthetic)} synthetic records to {out}")
     budget = mechanism.budget
@@ -82,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--seed", type=int, default=None, help="reproducible noise (research only)")
     synth.add_argument("--iters", type=int, default=1000, help="estimation iterations")
     synth.add_argument("--out", required=True, help="where to write the synthetic CSV")
+    synth.add_argument(
+        "--rows", type=int, default=None, help="synthetic records to write (default: estimated)"
+    )
     synth.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     synth.set_defaults(run=_synth)
 
