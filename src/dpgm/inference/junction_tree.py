@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import networkx as nx
-import numpy as np
 
 from dpgm.domain import Domain
 
@@ -180,9 +179,6 @@ class JunctionTree:
                 best = i
         return best
 
-    def neighbors(self, i: int) -> list[int]:
-        return self.children[i] + ([self.parent[i]] if self.parent[i] >= 0 else [])
-
     def steiner_subtree(self, attrs: Iterable[str]) -> list[int]:
         """A small connected set of cliques that together contain ``attrs`` (root first)."""
         attrs = set(attrs)
@@ -250,7 +246,3 @@ def _join(cliques: list[tuple[str, ...]]) -> tuple[list[int], list[int]]:
 def clique_cells(domain: Domain, cliques: Iterable[Iterable[str]]) -> int:
     """Cells of the junction tree that ``cliques`` would need (a model-size estimate)."""
     return JunctionTree.build(domain, cliques).size()
-
-
-def as_int_array(values: Iterable[int]) -> np.ndarray:
-    return np.fromiter(values, dtype=np.int64)
