@@ -23,11 +23,18 @@ from dpgm.model import MarkovRandomField
 Callback = Callable[[int, float], object]
 METHODS = ("auto", "mirror_descent", "accelerated")
 DEFAULT_MAX_CELLS = 50_000_000  # 400 MB per copy of the parameters
+LINE_SEARCH_GROWTH = 1.5  # step growth per iteration: 2 wastes an oracle call on most iterations
 IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets runs global sweeps
 
 
 class MarginalOracle:
-    """``θ`` on the junction-tree cliques → the loss's count tables as one flat vector."""
+    """``θ`` on the junction-tree cliques → the loss's count tables as one flat vector.
+
+    Parameters are one flat vector too (the tree's clique tables concatenated, see
+    :meth:`MessagePlan.pack`), so that moving between the two layouts is a couple of
+    indexing calls whatever the number of cliques: loss cliques that equal their holder
+    clique map cell to cell, smaller ones are summed out with ``bincount``.
+    """
 
     def __init__(self, tree: JunctionTree, loss: Loss, total: float):
         self.tree = tree
@@ -35,39 +42,58 @@ class MarginalOracle:
         self.total = total
         self.loss = loss
         domain = tree.domain
-        self.holder: list[int] = []
-        self.sum_axes: list[tuple[int, ...]] = []
-        self.broadcast: list[tuple[int, ...]] = []
-        for clique in loss.cliques:  # each in domain order, as are the tree's cliques
+        offsets = self.plan.offsets
+        direct_theta, direct_loss, sub_theta, sub_loss = [], [], [], []
+        for k, clique in enumerate(loss.cliques):  # each in domain order, as the tree's
             i = tree.find(clique)
             big = tree.cliques[i]
-            self.holder.append(i)
-            self.sum_axes.append(tuple(k for k, a in enumerate(big) if a not in clique))
-            self.broadcast.append(tuple(domain[a] if a in clique else 1 for a in big))
-        self.needed = sorted(set(self.holder))
-
-    def zeros(self) -> list[np.ndarray]:
-        return [np.zeros(s) for s in self.plan.shapes]
-
-    def __call__(self, theta: list[np.ndarray]) -> np.ndarray:
-        cal = self.plan.calibrate(theta, "sum", finite=True)
-        shift = cal.log_partition - np.log(self.total)
-        tables = {i: np.exp(cal.log_beliefs[i] - shift) for i in self.needed}
-        flat = np.empty(self.loss.size)
-        for i, axes, s, shape in zip(
-            self.holder, self.sum_axes, self.loss.slices, self.loss.shapes
-        ):
-            if axes:
-                np.sum(tables[i], axis=axes, out=flat[s].reshape(shape))
+            cells = np.arange(loss.offsets[k], loss.offsets[k + 1])
+            holder = np.arange(offsets[i], offsets[i + 1])
+            if clique == big:
+                direct_theta.append(holder)
+                direct_loss.append(cells)
             else:
-                flat[s] = tables[i].ravel()
+                shape = tuple(domain[a] if a in clique else 1 for a in big)
+                cells = np.broadcast_to(cells.reshape(shape), self.plan.shapes[i]).ravel()
+                sub_theta.append(holder)
+                sub_loss.append(cells)
+
+        def join(parts: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+        self.direct_theta, self.direct_loss = join(direct_theta), join(direct_loss)
+        self.sub_theta, self.sub_loss = join(sub_theta), join(sub_loss)
+        self.identity = self.direct_theta.size == offsets[-1] == loss.size and np.array_equal(
+            self.direct_theta, self.direct_loss
+        )
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros(int(self.plan.offsets[-1]))
+
+    def __call__(self, theta: np.ndarray) -> np.ndarray:
+        tables, _ = self.plan.marginals(theta, self.total)
+        if self.identity:
+            return tables
+        flat = np.zeros(self.loss.size)
+        if self.direct_theta.size:
+            flat[self.direct_loss] = tables[self.direct_theta]
+        if self.sub_theta.size:
+            flat += np.bincount(
+                self.sub_loss, weights=tables[self.sub_theta], minlength=self.loss.size
+            )
         return flat
 
-    def add(self, theta: list[np.ndarray], grad: np.ndarray, scale: float) -> list[np.ndarray]:
+    def add(self, theta: np.ndarray, grad: np.ndarray, scale: float) -> np.ndarray:
         """``θ + scale · grad`` with each clique's gradient broadcast into its holder clique."""
-        out = [t.copy() for t in theta]
-        for i, s, shape in zip(self.holder, self.loss.slices, self.broadcast):
-            out[i] += scale * grad[s].reshape(shape)
+        if self.identity:
+            return theta + scale * grad
+        out = theta.copy()
+        if self.direct_theta.size:
+            out[self.direct_theta] += scale * grad[self.direct_loss]
+        if self.sub_theta.size:
+            out += scale * np.bincount(
+                self.sub_theta, weights=grad[self.sub_loss], minlength=theta.size
+            )
         return out
 
 
@@ -85,7 +111,7 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
     loss, tree = oracle.loss, oracle.tree
     domain = tree.domain
     targets = loss.targets()
-    theta = oracle.zeros()
+    tables = [np.zeros(shape) for shape in oracle.plan.shapes]
     for i, clique in enumerate(tree.cliques):
         inside = [
             (loss.cliques[k], np.maximum(t, 1e-6))
@@ -111,7 +137,8 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
             log_table -= np.log(
                 np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300)
             )
-        theta[i] = log_table
+        tables[i] = log_table
+    theta = oracle.plan.pack(tables)
     # where belief propagation is cheap, global sweeps reconcile overlapping cliques
     if len(targets) * tree.size() <= IPF_BUDGET_CELLS:
         for _ in range(2):
@@ -138,10 +165,10 @@ def mirror_descent(
     """Algorithm 1: ``θ ← θ − η_t ∇L(μ(θ))``.
 
     Step sizes: ``step_size`` if given; for a smooth loss an Armijo line search (the step
-    doubles each iteration and halves until the loss falls by half the linear model's
-    prediction); for a non-smooth loss (L1), where a line search stalls at kinks, the
-    classic ``η_t = η_0/√t`` with ``η_0`` moving any parameter by at most 1. The best
-    iterate is returned.
+    grows 1.5x each iteration and halves until the loss falls by half the linear model's
+    prediction); for a non-smooth loss (L1), where a line search stalls at kinks, a step
+    that first moves any parameter by at most 1 and halves whenever 10 iterations pass
+    without a new best loss. The best iterate is returned.
     """
     mu = oracle(theta)
     value, grad = loss(mu)
@@ -156,7 +183,7 @@ def mirror_descent(
         alpha = 1.0 / max(float(np.abs(grad).max()), 1e-300)
     for t in range(1, iters + 1):
         if step_size is None and smooth:
-            alpha *= 2.0  # try a longer step; the search below backs off as needed
+            alpha *= LINE_SEARCH_GROWTH  # try a longer step; the search below backs off as needed
             for _ in range(60):
                 new_theta = oracle.add(theta, grad, -alpha)
                 new_mu = oracle(new_theta)
@@ -228,7 +255,7 @@ def accelerated(
         if adaptive and lipschitz < bound:
             diff = new_mu - omega
             divergence = loss.value(new_mu) - omega_value - float(np.dot(grad, diff))
-            spread = max(float(np.abs(diff[s]).sum()) for s in loss.slices)
+            spread = float(np.add.reduceat(np.abs(diff), loss.offsets[:-1]).max())
             if spread > 0 and divergence > 0.5 * lipschitz * spread**2 * (1 + 1e-9):
                 lipschitz = min(bound, 2.0 * max(lipschitz, divergence / (0.5 * spread**2)))
                 centre, step = current, 0
@@ -301,9 +328,8 @@ def estimate(
         )
     oracle = MarginalOracle(tree, objective, float(total))
     if warm_start is not None:
-        theta = MarkovRandomField(
-            domain, warm_start.potentials, 1.0, tree=tree
-        ).clique_log_potentials()
+        previous = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree)
+        theta = oracle.plan.pack(previous.clique_log_potentials())
     elif init == "fit":
         theta = fit_targets(oracle)
     else:
@@ -320,4 +346,4 @@ def estimate(
         theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
     else:
         theta, _ = accelerated(oracle, objective, theta, iters, callback)
-    return MarkovRandomField.from_tree(tree, theta, float(total))
+    return MarkovRandomField.from_tree(tree, oracle.plan.unpack(theta), float(total))
