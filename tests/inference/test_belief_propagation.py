@@ -80,3 +80,21 @@ def test_minus_inf_message_branch(zero_in):
     np.testing.assert_allclose(model.marginal(["a", "c"]), np.outer([1, 2], [1, 2]) / 9)
     np.testing.assert_allclose(model.marginal(["a", "b"]), [[1 / 3, 0], [2 / 3, 0]])
     assert model.log_partition == pytest.approx(np.log(3 * 3))
+
+
+@pytest.mark.parametrize("spread", [1.0, 5.0, 400.0, 2000.0])
+def test_linear_space_marginals_match_log_space(spread):
+    """The estimation fast path agrees with log-space calibration, in and past its range."""
+    from dpgm import Domain
+    from dpgm.inference import JunctionTree
+
+    rng = np.random.default_rng(int(spread))
+    domain = Domain(["a", "b", "c", "d", "e"], [2, 3, 4, 2, 3])
+    cliques = [("a", "b"), ("b", "c"), ("c", "d"), ("b", "e"), ("a", "c")]
+    plan = MessagePlan(JunctionTree.build(domain, cliques))
+    theta = [rng.normal(scale=spread, size=shape) for shape in plan.shapes]
+    cal = plan.calibrate(theta, "sum")
+    flat, log_z = plan.marginals(plan.pack(theta), 7.0)
+    expected = plan.pack([7.0 * np.exp(b) for b in cal.log_marginals()])
+    np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
+    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)
