@@ -13,6 +13,7 @@ from scipy import optimize, stats
 
 import dpgm.mechanisms.mst as mst_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField, Measurement, estimate
+from dpgm.datasets import ADULT_PAIRS
 from dpgm.errors import PrivacyParameterError
 from dpgm.evaluation import tv_distance
 from dpgm.mechanisms import MST, Mechanism
@@ -306,18 +307,6 @@ def test_selection_finds_the_dependent_pair_at_large_epsilon():
 
 
 # -- the bundled Adult data --------------------------------------------------------------
-ADULT_PAIRS = [
-    ("age", "education-num"),
-    ("age", "income>50K"),
-    ("marital-status", "relationship"),
-    ("occupation", "income>50K"),
-    ("sex", "hours-per-week"),
-    ("race", "native-country"),
-    ("workclass", "occupation"),
-    ("capital-gain", "income>50K"),
-    ("education-num", "occupation"),
-    ("relationship", "sex"),
-]
 
 
 def test_adult_accuracy():
