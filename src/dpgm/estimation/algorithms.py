@@ -154,6 +154,13 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
     return theta
 
 
+def _mix(a: np.ndarray, b: np.ndarray, c: float) -> np.ndarray:
+    """``(1 − c)·a + c·b`` with one temporary."""
+    out = b * c
+    out += (1 - c) * a
+    return out
+
+
 def mirror_descent(
     oracle: MarginalOracle,
     loss: Loss,
@@ -246,16 +253,17 @@ def accelerated(
     for t in range(1, iters + 1):
         step += 1
         c = 2.0 / (step + 1)
-        omega = (1 - c) * mu + c * nu
-        omega_value, grad = loss(omega)
-        gbar = (1 - c) * gbar + c * grad
+        omega = _mix(mu, nu, c)
+        _, grad = loss(omega)
+        gbar *= 1 - c
+        gbar += c * grad
         proposal = oracle.add(centre, gbar, -step * (step + 1) / (4 * lipschitz * total))
         new_nu = oracle(proposal)
-        new_mu = (1 - c) * mu + c * new_nu
+        new_mu = _mix(mu, new_nu, c)
         if adaptive and lipschitz < bound:
-            diff = new_mu - omega
-            divergence = loss.value(new_mu) - omega_value - float(np.dot(grad, diff))
-            spread = float(np.add.reduceat(np.abs(diff), loss.offsets[:-1]).max())
+            divergence = loss.divergence(new_mu, omega, grad)
+            diff = np.abs(new_mu - omega)
+            spread = float(np.add.reduceat(diff, loss.offsets[:-1]).max())
             if spread > 0 and divergence > 0.5 * lipschitz * spread**2 * (1 + 1e-9):
                 lipschitz = min(bound, 2.0 * max(lipschitz, divergence / (0.5 * spread**2)))
                 centre, step = current, 0
