@@ -185,7 +185,7 @@ def mirror_descent(
     if step_size is not None:
         alpha = step_size
     elif smooth:
-        alpha = 1.0 / (loss.curvature() * oracle.total)
+        alpha = 1.0 / (loss.lipschitz * oracle.total)
     else:
         alpha = 1.0 / max(float(np.abs(grad).max()), 1e-300)
     for t in range(1, iters + 1):
@@ -350,7 +350,9 @@ def estimate(
             if objective.lipschitz is None or step_size is not None
             else "accelerated"
         )
-    if method == "mirror_descent":
+    if iters == 0:
+        pass  # the start is the estimate
+    elif method == "mirror_descent":
         theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
     else:
         theta, _ = accelerated(oracle, objective, theta, iters, callback)

@@ -72,10 +72,6 @@ class Loss:
         """Bregman divergence ``L(x) − L(y) − ⟨∇L(y), x − y⟩`` (``grad_y`` = ∇L(y))."""
         return self.value(x) - self.value(y) - float(np.dot(grad_y, x - y))
 
-    def curvature(self) -> float:
-        """Scale ``K`` such that ``1/(K·total)`` is a safe first step in parameter space."""
-        return self.lipschitz or 1.0
-
     def targets(self) -> list[np.ndarray | None]:
         """Per clique, a direct estimate of its count table (None where there is none)."""
         return [None] * len(self.cliques)
@@ -182,12 +178,6 @@ class L1Loss(_MeasurementLoss):
     def __init__(self, domain: Domain, measurements: Sequence[Measurement]):
         super().__init__(domain, measurements)
         self.lipschitz = None
-        self._scale = float(
-            sum(p[s].max() for p in [self._max_column_precision()] for s in self.slices)
-        )
-
-    def curvature(self) -> float:
-        return self._scale
 
     def __call__(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
         value = 0.0
