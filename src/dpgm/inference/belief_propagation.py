@@ -17,21 +17,25 @@ from dpgm.inference.junction_tree import JunctionTree
 
 LINEAR_RANGE = 600.0  # widest log-potential range passed in linear space (exp(-600) > 0)
 _FLOOR = -1e300  # stands in for a -inf maximum so that exp(b - max) stays defined
+# the ufuncs' own reductions: ndarray.sum/max add a Python-level wrapper per call, which
+# shows on trees with thousands of cliques
+_add = np.add.reduce
+_max = np.maximum.reduce
 
 
 def _reduce_logsumexp(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return values
-    peak = values.max(axis=axes, keepdims=True)
+    peak = _max(values, axis=axes, keepdims=True)
     np.maximum(peak, _FLOOR, out=peak)
-    total = np.exp(values - peak).sum(axis=axes, keepdims=True)
+    total = _add(np.exp(values - peak), axis=axes, keepdims=True)
     np.log(total, out=total)  # callers silence the divide warning of an all -inf slice
     total += peak
     return total
 
 
 def _reduce_max(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return values.max(axis=axes, keepdims=True) if axes else values
+    return _max(values, axis=axes, keepdims=True) if axes else values
 
 
 @dataclass
@@ -175,10 +179,10 @@ class MessagePlan:
                 acc = acc * upward[c]
                 scale += log_scale[c]
             if tree.parent[i] < 0:
-                log_z = math.log(float(acc.sum())) + scale
+                log_z = math.log(float(_add(acc, None))) + scale
                 continue
-            message = acc.sum(axis=self.up_axes[i], keepdims=True) if self.up_axes[i] else acc
-            top = float(message.max())
+            message = _add(acc, self.up_axes[i], keepdims=True) if self.up_axes[i] else acc
+            top = float(_max(message, None))
             upward[i] = (message * (1.0 / top)).reshape(self.up_shape[i])
             log_scale[i] = scale + math.log(top)
         # downward: top_side[i] = psi_i times the (rescaled) message from its parent
@@ -195,11 +199,11 @@ class MessagePlan:
                     if c != i:
                         rest = rest * upward[c]
                 axes = self.down_axes[i]
-                message = rest.sum(axis=axes, keepdims=True) if axes else rest
-                message = message * (1.0 / float(message.max()))
+                message = _add(rest, axes, keepdims=True) if axes else rest
+                message = message * (1.0 / float(_max(message, None)))
                 top_side[i] = psi[i] * message.reshape(self.down_shape[i])
             belief = top_side[i]
             for c in tree.children[i]:
                 belief = belief * upward[c]
-            np.multiply(belief, total / float(belief.sum()), out=beliefs[i])
+            np.multiply(belief, total / float(_add(belief, None)), out=beliefs[i])
         return out, log_z
