@@ -62,7 +62,6 @@ class MarkovRandomField:
             self.potentials[clique] = factor
         self.tree = tree if tree is not None else JunctionTree.build(domain, self.potentials)
         self._plan: MessagePlan | None = None
-        self._tables: list[np.ndarray] | None = None
         self._calibration: Calibration | None = None
 
     @classmethod
@@ -114,8 +113,7 @@ class MarkovRandomField:
     def calibrate(self) -> Calibration:
         """Sum-product beliefs on the junction tree (computed once, then cached)."""
         if self._calibration is None:
-            self._tables = self.clique_log_potentials()
-            self._calibration = self.plan.calibrate(self._tables, "sum")
+            self._calibration = self.plan.calibrate(self.clique_log_potentials(), "sum")
         return self._calibration
 
     @property
@@ -127,30 +125,12 @@ class MarkovRandomField:
         """Count tables of every junction-tree clique (axes in domain order)."""
         return [np.exp(b) * self.total for b in self.calibrate().log_marginals()]
 
-    def _subtree_factors(self, attrs: Iterable[str]) -> list[Factor]:
-        """Log-factors of a subtree containing ``attrs``, with the messages from outside it."""
-        cal = self.calibrate()
-        tree = self.tree
-        nodes = tree.steiner_subtree(attrs)
-        inside = set(nodes)
-        factors = []
-        for i in nodes:
-            # the clique's potential plus the messages from the rest of the tree
-            table = self._tables[i]
-            for c in tree.children[i]:
-                if c not in inside:
-                    table = table + cal.upward[c]
-            if tree.parent[i] >= 0 and tree.parent[i] not in inside:
-                table = table + cal.downward[i]
-            factors.append(Factor(self.domain.project(tree.cliques[i]), table))
-        return factors
-
-    def _subtree_conditionals(self, attrs: Iterable[str]) -> list[Factor]:
-        """Probability tables of a subtree containing ``attrs`` whose product is its marginal.
+    def _subtree_log_conditionals(self, attrs: Iterable[str]) -> list[Factor]:
+        """Log-tables of a subtree containing ``attrs`` whose product is its marginal.
 
         The top clique gives its marginal, every other clique its conditional given the
-        separator with its parent, so all values lie in [0, 1]: unlike exponentiating
-        unnormalised log-tables, nothing overflows or underflows to a wrong answer.
+        separator with its parent: normalised tables, so exponentiating them (for signed
+        queries) neither overflows nor underflows to a wrong answer.
         """
         cal = self.calibrate()
         nodes = self.tree.steiner_subtree(attrs)
@@ -162,7 +142,7 @@ class MarkovRandomField:
                 with np.errstate(invalid="ignore"):
                     log_table = log_table - log_sep
                 log_table[np.isnan(log_table)] = -np.inf  # separator values of probability 0
-            factors.append(Factor(self.domain.project(self.tree.cliques[i]), np.exp(log_table)))
+            factors.append(Factor(self.domain.project(self.tree.cliques[i]), log_table))
         return factors
 
     # -- queries ----------------------------------------------------------------------
@@ -178,8 +158,9 @@ class MarkovRandomField:
             kept = [a for a in clique if a in attrs]
             table = np.exp(log_table).reshape(self.domain.project(kept).shape)
             return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
-        result, _ = variable_elimination(self._subtree_factors(attrs), attrs, log_space=True)
-        return np.exp(result.values - cal.log_partition) * self.total
+        factors = self._subtree_log_conditionals(attrs)
+        result, _ = variable_elimination(factors, attrs, log_space=True)
+        return np.exp(result.values) * self.total
 
     def project(self, attrs: Iterable[str]) -> Factor:
         """The marginal on ``attrs`` as a :class:`~dpgm.factor.Factor` of counts."""
@@ -196,7 +177,7 @@ class MarkovRandomField:
         attrs = self.domain.check(list(matrices))
         if not attrs:
             return np.array(self.total)
-        factors = self._subtree_conditionals(attrs)
+        factors = [f.exp() for f in self._subtree_log_conditionals(attrs)]
         answer_names = []
         for a in attrs:
             q = np.asarray(matrices[a], dtype=np.float64)
