@@ -110,13 +110,19 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
     """
     loss, tree = oracle.loss, oracle.tree
     domain = tree.domain
-    targets = loss.targets()
+    # targets clipped to be positive, indexed by attribute to find those inside a clique
+    targets = [None if t is None else np.maximum(t, 1e-6) for t in loss.targets()]
+    by_attr: dict[str, list[int]] = {}
+    for k, t in enumerate(targets):
+        if t is not None:
+            for a in loss.cliques[k]:
+                by_attr.setdefault(a, []).append(k)
     tables = [np.zeros(shape) for shape in oracle.plan.shapes]
     for i, clique in enumerate(tree.cliques):
+        members = set(clique)
+        candidates = sorted({k for a in clique for k in by_attr.get(a, ())})
         inside = [
-            (loss.cliques[k], np.maximum(t, 1e-6))
-            for k, t in enumerate(targets)
-            if t is not None and set(loss.cliques[k]) <= set(clique)
+            (loss.cliques[k], targets[k]) for k in candidates if members.issuperset(loss.cliques[k])
         ]
         if not inside:
             continue
@@ -147,9 +153,7 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
                     continue
                 mu = oracle(theta)[loss.slices[k]]
                 update = np.zeros(loss.size)
-                update[loss.slices[k]] = np.log(
-                    np.maximum(target.ravel(), 1e-6) / np.maximum(mu, 1e-300)
-                )
+                update[loss.slices[k]] = np.log(target.ravel() / np.maximum(mu, 1e-300))
                 theta = oracle.add(theta, update, 1.0)
     return theta
 

@@ -39,7 +39,7 @@ class Mechanism:
                 f"{type(self).__name__} supports estimator in {self.estimators}, got {estimator!r}"
             )
         # built now so that bad privacy parameters fail before any data are read
-        self._template = PrivacyBudget(epsilon=epsilon, delta=delta)
+        PrivacyBudget(epsilon=epsilon, delta=delta)
         self.epsilon = epsilon
         self.delta = delta
         self.estimator = estimator
