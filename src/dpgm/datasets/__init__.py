@@ -29,6 +29,16 @@ ADULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("relationship", "sex"),
 )
 
+#: Adult's numeric attributes (discretised into bins): workloads query them by prefix ranges.
+ADULT_NUMERIC: tuple[str, ...] = (
+    "age",
+    "fnlwgt",
+    "education-num",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+)
+
 
 def paths(name: str) -> tuple[Path, Path]:
     """Paths of a bundled data set's CSV and domain JSON."""

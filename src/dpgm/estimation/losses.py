@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.estimation.measurement import Measurement, is_sparse
+from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
 
 LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
 
@@ -34,6 +34,10 @@ def _canonical_query(m: Measurement, domain: Domain):
     perm = np.arange(int(np.prod(shape))).reshape(shape).transpose(axes).ravel()
     if m.query is None:
         return clique, None, m.values[perm], std[perm]
+    if isinstance(m.query, KroneckerQuery):
+        # reorder the factors; the answers come out in a permuted order, so permute them too
+        query, rows = m.query.transpose_axes(axes)
+        return clique, query, m.values[rows], std[rows]
     query = m.query.tocsc()[:, perm] if is_sparse(m.query) else m.query[:, perm]
     return clique, query, m.values, std
 
@@ -112,6 +116,8 @@ class _MeasurementLoss(Loss):
             precision = 1.0 / std**2
             if query is None:
                 peak[s] += precision
+            elif isinstance(query, KroneckerQuery):
+                peak[s] += query.squared().T @ precision
             elif is_sparse(query):
                 peak[s] += np.asarray(
                     query.multiply(query).multiply(precision[:, None]).sum(axis=0)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgm.estimation.measurement import Measurement, is_sparse
+from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
 
 
 def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, float]]:
@@ -19,6 +19,19 @@ def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, fl
         variance = np.broadcast_to(np.asarray(m.std, dtype=np.float64) ** 2, m.values.shape)
         if m.query is None:
             found.append((float(m.values.sum()), float(variance.sum())))
+            continue
+        if isinstance(m.query, KroneckerQuery):
+            # (Qᵀ)⁺ 1 = ⊗ (Q_iᵀ)⁺ 1: solved per factor, never materialised
+            parts = [
+                np.linalg.lstsq(f.T, np.ones(f.shape[1]), rcond=None)[0] for f in m.query.factors
+            ]
+            if any(
+                np.linalg.norm(f.T @ v - 1.0) > 1e-6 * np.sqrt(f.shape[1])
+                for f, v in zip(m.query.factors, parts)
+            ):
+                continue
+            v = KroneckerQuery([p[None, :] for p in parts])
+            found.append((float((v @ m.values)[0]), float((v.squared() @ variance)[0])))
             continue
         cells = m.query.shape[1]
         ones = np.ones(cells)

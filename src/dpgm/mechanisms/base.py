@@ -10,9 +10,11 @@ from dpgm.dataset import Dataset
 from dpgm.estimation.measurement import Measurement
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
+from dpgm.random import as_generator
+from dpgm.workload import Workload, as_workload
 
 Progress = Callable[[str], object]
-Workload = Sequence[Iterable[str]]
+WorkloadLike = Workload | Sequence[Iterable[str]]
 
 
 class Mechanism:
@@ -21,6 +23,11 @@ class Mechanism:
     ``fit`` spends exactly the budget given at construction through :mod:`dpgm.privacy`
     and keeps its ledger in ``budget``; everything after the measurements is
     post-processing. ``progress`` receives one line per stage of the work.
+
+    ``estimator="pgm"`` returns a :class:`MarkovRandomField` estimated by Private-PGM; a
+    mechanism's ``"original"`` estimator returns what the mechanism's authors released
+    (synthetic records as a :class:`Dataset`, or a :class:`~dpgm.mechanisms.tables.TableModel`).
+    Either answers ``marginal(attrs)``; ``self.result`` holds it after ``fit``.
     """
 
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
@@ -47,16 +54,34 @@ class Mechanism:
         self.budget: PrivacyBudget | None = None
         self.measurements: list[Measurement] = []
         self.model: MarkovRandomField | None = None
+        self.result: MarkovRandomField | Dataset | object | None = None
 
     def _say(self, message: str) -> None:
         if self.progress is not None:
             self.progress(message)
 
+    @staticmethod
+    def _generators(
+        rng: np.random.Generator | int | None,
+    ) -> tuple[np.random.Generator | None, np.random.Generator]:
+        """(noise generator, generator for everything else) from the user's ``rng``.
+
+        ``rng=None`` keeps exact OpenDP noise for measurements (a release); a seed or a
+        generator makes the whole run reproducible (research only).
+        """
+        noise_rng = None if rng is None else as_generator(rng)
+        return noise_rng, as_generator(noise_rng)
+
+    @staticmethod
+    def _workload(workload: WorkloadLike | None, domain, default_ways: int = 2) -> Workload:
+        """The workload checked against the domain; None: all ``default_ways``-way marginals."""
+        return as_workload(workload, domain, default_ways)
+
     def fit(
         self,
         data: Dataset,
-        workload: Workload | None = None,
+        workload: WorkloadLike | None = None,
         rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField:
-        """Spend the budget on ``data`` and return the estimated model."""
+    ) -> MarkovRandomField | Dataset | object:
+        """Spend the budget on ``data`` and return the estimate (see the class docstring)."""
         raise NotImplementedError

@@ -23,13 +23,12 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.errors import DpgmError, PrivacyParameterError
 from dpgm.estimation.algorithms import estimate
-from dpgm.mechanisms.base import Mechanism, Progress, Workload
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.compression import DomainCompression
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
-from dpgm.random import as_generator
 
 
 class MST(Mechanism):
@@ -57,14 +56,12 @@ class MST(Mechanism):
     def fit(
         self,
         data: Dataset,
-        workload: Workload | None = None,
+        workload: WorkloadLike | None = None,
         rng: np.random.Generator | int | None = None,
     ) -> MarkovRandomField:
         """Spend ``epsilon``/``delta`` on ``data`` (the workload is not used by MST)."""
         start = time.perf_counter()
-        # None keeps exact noise (OpenDP) for the measurements; a seed makes all reproducible
-        noise_rng = None if rng is None else as_generator(rng)
-        choice_rng = as_generator(noise_rng)
+        noise_rng, choice_rng = self._generators(rng)
         budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
         self.budget = budget
         domain = data.domain
@@ -115,7 +112,7 @@ class MST(Mechanism):
         self.measurements = one_way + two_way
 
         fitted = estimate(compression.compressed, self.measurements, iters=self.iters)
-        self.model = compression.expand(fitted)
+        self.model = self.result = compression.expand(fitted)
         self._say(
             f"estimated the model: {len(fitted.tree.cliques)} cliques, total≈{fitted.total:.0f} "
             f"({time.perf_counter() - start:.1f} s so far)"

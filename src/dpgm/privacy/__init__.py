@@ -20,7 +20,13 @@ Modules: :mod:`.accounting` (zCDP ↔ (ε, δ) conversions), :mod:`.budget` (the
 from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
 from dpgm.privacy.budget import LedgerEntry, PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
-from dpgm.privacy.measure import gaussian_sigma, laplace_scale, measure_marginals
+from dpgm.privacy.measure import (
+    gaussian_sigma,
+    laplace_scale,
+    measure_linear,
+    measure_marginals,
+    query_sensitivity,
+)
 from dpgm.privacy.noise import gaussian_noise, laplace_noise
 
 __all__ = [
@@ -34,5 +40,7 @@ __all__ = [
     "gaussian_sigma",
     "laplace_noise",
     "laplace_scale",
+    "measure_linear",
     "measure_marginals",
+    "query_sensitivity",
 ]

@@ -21,7 +21,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.errors import DataError, DpgmError, PrivacyParameterError
-from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
 from dpgm.privacy._checks import positive
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.noise import gaussian_noise, laplace_noise
@@ -68,6 +68,81 @@ def _cliques(data: Dataset, cliques: Iterable[Iterable[str]]) -> list[tuple[str,
     return checked
 
 
+def _check_data(data: Dataset) -> None:
+    if not isinstance(data, Dataset):
+        raise DataError(f"data must be a dpgm.Dataset, got {type(data).__name__}")
+    # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
+    # This is a check of the input's form, made before charging so a bad call costs nothing.
+    if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
+        raise DataError(
+            "record weights must be at most 1 for measurement (a larger weight lets one "
+            "record change a count by more than 1); rescale the weights"
+        )
+
+
+def _charge(budget: PrivacyBudget | None, epsilon, rho, label: str) -> None:
+    if budget is not None:
+        if rho is None:
+            budget.charge(epsilon=epsilon, label=label)
+        else:
+            budget.charge(rho=rho, label=label)
+
+
+def query_sensitivity(query, ord: int) -> float:
+    """Largest column ℓ1 (``ord=1``) or ℓ2 (``ord=2``) norm of a query matrix.
+
+    One record adds one column of ``Q`` to ``Q μ``, so this bounds the change of the answers.
+    """
+    if isinstance(query, KroneckerQuery):
+        return query.norm(ord)
+    if is_sparse(query):
+        column = abs(query).power(ord).sum(axis=0)
+    else:
+        column = (np.abs(np.asarray(query, dtype=np.float64)) ** ord).sum(axis=0)
+    return float(np.asarray(column).max() ** (1.0 / ord))
+
+
+def measure_linear(
+    data: Dataset,
+    clique: Iterable[str],
+    query,
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+    budget: PrivacyBudget | None = None,
+    rng: np.random.Generator | int | None = None,
+    label: str = "",
+) -> Measurement:
+    """Answer ``query @ vec(marginal on clique)`` with noise, spending ``epsilon`` or ``rho``.
+
+    ``query`` is a dense, scipy-sparse or :class:`KroneckerQuery` matrix over the clique's
+    cells (C order, attributes as given). Laplace noise of scale ``‖Q‖₁/ε`` (largest column
+    ℓ1 norm) is ε-DP; Gaussian noise of std ``‖Q‖₂/sqrt(2ρ)`` is ρ-zCDP. The budget is
+    charged before the data are read; ``rng`` as in :func:`measure_marginals`.
+    """
+    if (epsilon is None) == (rho is None):
+        raise PrivacyParameterError("give exactly one of epsilon (Laplace) or rho (Gaussian)")
+    total = positive("epsilon", epsilon) if rho is None else positive("rho", rho)
+    _check_data(data)
+    (clique,) = _cliques(data, [clique])
+    cells = data.domain.size(clique)
+    if query.shape[1] != cells:
+        raise DpgmError(f"query has {query.shape[1]} columns, the clique {clique} {cells} cells")
+    sensitivity = query_sensitivity(query, 1 if rho is None else 2)
+    if not sensitivity > 0:
+        raise DpgmError("the query is all zeros: nothing to measure")
+    _charge(budget, epsilon, rho, label or f"linear query on {clique}")
+    gen = None if rng is None else as_generator(rng)
+    answers = np.asarray(query @ data.marginal(clique).ravel(), dtype=np.float64).ravel()
+    if rho is None:
+        scale = sensitivity / total
+        return Measurement(
+            clique, laplace_noise(answers, scale, gen), math.sqrt(2.0) * scale, query
+        )
+    std = sensitivity / math.sqrt(2.0 * total)
+    return Measurement(clique, gaussian_noise(answers, std, gen), std, query)
+
+
 def measure_marginals(
     data: Dataset,
     cliques: Iterable[Iterable[str]],
@@ -91,24 +166,10 @@ def measure_marginals(
     if (epsilon is None) == (rho is None):
         raise PrivacyParameterError("give exactly one of epsilon (Laplace) or rho (Gaussian)")
     total = positive("epsilon", epsilon) if rho is None else positive("rho", rho)
-    if not isinstance(data, Dataset):
-        raise DataError(f"data must be a dpgm.Dataset, got {type(data).__name__}")
+    _check_data(data)
     cliques = _cliques(data, cliques)
     shares = _shares(weights, len(cliques))
-    # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
-    # This is a check of the input's form, made before charging so a bad call costs nothing.
-    if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
-        raise DataError(
-            "record weights must be at most 1 for measurement (a larger weight lets one "
-            "record change a count by more than 1); rescale the weights"
-        )
-
-    if budget is not None:
-        what = label or f"{len(cliques)} marginal(s)"
-        if rho is None:
-            budget.charge(epsilon=total, label=what)
-        else:
-            budget.charge(rho=total, label=what)
+    _charge(budget, epsilon, rho, label or f"{len(cliques)} marginal(s)")
 
     # One generator for all cliques, so that a seed reproduces the whole call.
     gen = None if rng is None else as_generator(rng)
