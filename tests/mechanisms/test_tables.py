@@ -1,0 +1,37 @@
+"""TableModel: marginals and samples from the original estimators' tables."""
+
+import numpy as np
+import pytest
+
+from dpgm import Domain
+from dpgm.errors import DpgmError
+from dpgm.mechanisms.tables import TableModel
+
+DOMAIN = Domain.from_dict({"a": 2, "b": 3, "c": 2, "d": 4})
+RNG = np.random.default_rng(0)
+
+
+def test_independent_tables_multiply_and_leave_the_rest_uniform():
+    ab = RNG.random((2, 3))
+    ab *= 100 / ab.sum()
+    c = np.array([30.0, 70.0])
+    model = TableModel(DOMAIN, {("a", "b"): ab, ("c",): c}, 100.0, independent=True)
+    joint = ab[:, :, None, None] * c[None, None, :, None] / 100 * np.full(4, 0.25)
+    assert np.allclose(model.marginal(("d", "b", "c")), joint.sum(axis=0).transpose(2, 0, 1))
+    assert np.allclose(model.marginal(("b", "a")), ab.T)
+    sample = model.synthetic_data(20000, rng=1)
+    assert np.allclose(sample.marginal(("a", "b")) / 20000, ab / 100, atol=0.02)
+
+
+def test_local_tables_answer_only_inside_a_clique():
+    model = TableModel(DOMAIN, {("a", "b"): np.ones((2, 3)), ("b", "c"): np.ones((3, 2))}, 6.0)
+    assert np.allclose(model.marginal(("b",)), 2.0)
+    with pytest.raises(DpgmError, match="not inside one"):
+        model.marginal(("a", "c"))
+    with pytest.raises(DpgmError, match="cannot be sampled"):
+        model.synthetic_data(5)
+
+
+def test_overlapping_independent_tables_are_refused():
+    with pytest.raises(DpgmError, match="disjoint"):
+        TableModel(DOMAIN, {("a", "b"): np.ones((2, 3)), ("b",): np.ones(3)}, 6, True)
