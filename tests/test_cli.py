@@ -249,7 +249,7 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
         match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\d\.\d{4})", line)
         assert match, line
         values[int(match.group(1))] = float(match.group(2))
-    assert sorted(values) == [1, 2]
+    assert sorted(values) == [1, 2, 3]
     for ways, value in values.items():
         assert value == pytest.approx(mean_tv(real, synthetic, ways), abs=5e-5)
 
@@ -283,3 +283,35 @@ def test_console_script_help():
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "synth" in result.stdout and "evaluate" in result.stdout
+
+
+def test_evaluate_reports_the_workload_error(inputs, tmp_path, capsys):
+    from dpgm.workload import Workload
+
+    csv, domain = inputs
+    real = Dataset.load(csv, DOMAIN)
+    synthetic = real.project(DOMAIN.attrs)
+    synthetic.records[:100, 2] = 0  # perturb some records
+    synthetic_path, workload_path = tmp_path / "syn.csv", tmp_path / "w.json"
+    synthetic.save(synthetic_path)
+    workload = Workload([("a", "c"), ("b", "c", "d")], numeric=["c"])
+    workload.save(workload_path)
+    args = ["evaluate", str(csv), str(synthetic_path), "--domain", str(domain)]
+    assert main([*args, "--workload", str(workload_path), "--ways", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    match = re.fullmatch(r"workload error \(2 sub-workloads, .*\): (\d\.\d{4})", lines[1])
+    assert match, lines[1]
+    expected = workload.error(real, synthetic)
+    assert expected > 0.01
+    assert float(match.group(1)) == pytest.approx(expected, abs=5e-5)
+    assert main([*args, "--ways", "9"]) == 2
+    assert "--ways must be between 1 and 5" in capsys.readouterr().err
+
+
+def test_synth_passes_workload_and_estimator(inputs, tmp_path, capsys):
+    csv, domain = inputs
+    workload_path = tmp_path / "w.json"
+    workload_path.write_text(json.dumps([["a", "zzz"]]))
+    assert _synth(csv, domain, tmp_path / "o.csv", "--workload", str(workload_path)) == 2
+    assert "zzz" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()

@@ -12,7 +12,7 @@ SEEDED_WARNING = (
     "note: --seed makes the noise reproducible; anyone who knows the seed can remove it. "
     "Seeded runs are for research, not for a release."
 )
-MECHANISMS = ("mst",)
+ESTIMATORS = ("pgm", "original")
 MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
 
 
@@ -23,11 +23,53 @@ def _progress(start: float):
     return say
 
 
+def _build_mechanism(args: argparse.Namespace, say):
+    """The mechanism named by --mechanism, with the options it accepts."""
+    import inspect
+
+    from dpgm.mechanisms import REGISTRY
+
+    cls = REGISTRY[args.mechanism]
+    options = {"estimator": args.estimator, "progress": say}
+    if args.delta is not None:
+        options["delta"] = args.delta
+    if args.iters is not None:
+        if "iters" not in inspect.signature(cls).parameters:
+            from dpgm.errors import DpgmError
+
+            raise DpgmError(f"--iters does not apply to {args.mechanism}")
+        options["iters"] = args.iters
+    return cls(args.epsilon, **options)
+
+
+def _synthetic_records(result, rows: int | None, seed: int | None):
+    """Synthetic records from a mechanism's result (a model, tables or records)."""
+    from dpgm.dataset import Dataset
+    from dpgm.errors import DpgmError
+    from dpgm.random import as_generator
+
+    if isinstance(result, Dataset):  # the mechanism released records itself
+        if rows is None or rows == len(result):
+            return result
+        if len(result) == 0:
+            raise DpgmError("the mechanism released no records to draw --rows from")
+        # resampling released records is post-processing
+        picks = as_generator(sampling_seed(seed)).integers(len(result), size=rows)
+        return Dataset(result.records[picks], result.domain)
+    total = rows if rows is not None else int(round(result.total))
+    if rows is None and total > MAX_DEFAULT_ROWS:
+        raise DpgmError(
+            f"the model estimates {total:,} records (a very small epsilon makes this noisy); "
+            "pass --rows to choose how many synthetic records to write"
+        )
+    return result.synthetic_data(total, rng=sampling_seed(seed))
+
+
 def _synth(args: argparse.Namespace) -> int:
     from dpgm.dataset import Dataset
     from dpgm.domain import Domain
     from dpgm.errors import DpgmError
-    from dpgm.mechanisms import MST
+    from dpgm.workload import Workload
 
     if args.rows is not None and args.rows < 0:
         raise DpgmError(f"--rows must be >= 0, got {args.rows}")
@@ -39,25 +81,23 @@ def _synth(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"the folder of {out} does not exist")
     say = _progress(time.perf_counter())
     # built first so that bad privacy parameters fail before the data are read
-    mechanism = MST(epsilon=args.epsilon, delta=args.delta, iters=args.iters, progress=say)
+    mechanism = _build_mechanism(args, say)
     if args.seed is not None:
         print(SEEDED_WARNING, file=sys.stderr)
     domain = Domain.load(args.domain)
+    workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     data = Dataset.load(args.data, domain)
     say(f"loaded {len(data)} records, {len(domain)} attributes from {args.data}")
-    model = mechanism.fit(data, rng=args.seed)
-    rows = args.rows if args.rows is not None else int(round(model.total))
-    if args.rows is None and rows > MAX_DEFAULT_ROWS:
-        raise DpgmError(
-            f"the model estimates {rows:,} records (a very small epsilon makes this noisy); "
-            "pass --rows to choose how many synthetic records to write"
-        )
-    synthetic = model.synthetic_data(rows, rng=sampling_seed(args.seed))
+    result = mechanism.fit(data, workload=workload, rng=args.seed)
+    synthetic = _synthetic_records(result, args.rows, args.seed)
     synthetic.save(out)
     say(f"wrote {len(synthetic)} synthetic records to {out}")
     budget = mechanism.budget
     epsilon, delta = budget.spent_epsilon_delta()
-    print(f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g} rho={budget.spent_rho:.6g}")
+    line = f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g}"
+    if budget.mode == "zcdp":
+        line += f" rho={budget.spent_rho:.6g}"
+    print(line)
     return 0
 
 
@@ -70,12 +110,23 @@ def _evaluate(args: argparse.Namespace) -> int:
     from dpgm.dataset import Dataset
     from dpgm.domain import Domain
     from dpgm.evaluation import mean_tv
+    from dpgm.workload import Workload
 
     domain = Domain.load(args.domain)
+    workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     real = Dataset.load(args.real, domain)
     synthetic = Dataset.load(args.synthetic, domain)
     print(f"real: {len(real)} records; synthetic: {len(synthetic)} records")
+    if workload is not None:
+        error = workload.error(real, synthetic)
+        print(
+            f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): {error:.4f}"
+        )
     for ways in args.ways:
+        if ways < 1 or ways > len(domain):
+            from dpgm.errors import DpgmError
+
+            raise DpgmError(f"--ways must be between 1 and {len(domain)}, got {ways}")
         print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
     return 0
 
@@ -88,10 +139,31 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("data", help="CSV of integer-coded records (may be .gz)")
     synth.add_argument("--domain", required=True, help="JSON {attribute: number of values}")
     synth.add_argument("--epsilon", type=float, required=True)
-    synth.add_argument("--delta", type=float, default=1e-9)
-    synth.add_argument("--mechanism", choices=MECHANISMS, default="mst")
+    synth.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="delta of (epsilon, delta)-DP (default: the mechanism's own; none for pure ones)",
+    )
+    from dpgm.mechanisms import REGISTRY
+
+    synth.add_argument("--mechanism", choices=sorted(REGISTRY), default="mst")
+    synth.add_argument(
+        "--estimator",
+        choices=ESTIMATORS,
+        default="pgm",
+        help="Private-PGM or the mechanism's original estimator",
+    )
+    synth.add_argument(
+        "--workload",
+        default=None,
+        help='JSON list of attribute lists, e.g. [["age", "sex"]], or '
+        '{"cliques": [...], "numeric": [...]} (default: the mechanism\'s own)',
+    )
     synth.add_argument("--seed", type=int, default=None, help="reproducible noise (research only)")
-    synth.add_argument("--iters", type=int, default=1000, help="estimation iterations")
+    synth.add_argument(
+        "--iters", type=int, default=None, help="estimation iterations (default: the mechanism's)"
+    )
     synth.add_argument("--out", required=True, help="where to write the synthetic CSV")
     synth.add_argument(
         "--rows", type=int, default=None, help="synthetic records to write (default: estimated)"
@@ -103,7 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("real")
     evaluate.add_argument("synthetic")
     evaluate.add_argument("--domain", required=True)
-    evaluate.add_argument("--ways", type=int, nargs="+", default=[1, 2])
+    evaluate.add_argument("--ways", type=int, nargs="+", default=[1, 2, 3])
+    evaluate.add_argument(
+        "--workload", default=None, help="workload JSON (as for synth): report its error"
+    )
     evaluate.set_defaults(run=_evaluate)
     return parser
 

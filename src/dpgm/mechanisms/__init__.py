@@ -4,4 +4,7 @@ from dpgm.mechanisms.base import Mechanism
 from dpgm.mechanisms.compression import DomainCompression
 from dpgm.mechanisms.mst import MST
 
-__all__ = ["MST", "DomainCompression", "Mechanism"]
+#: the mechanisms by their command-line names
+REGISTRY: dict[str, type[Mechanism]] = {"mst": MST}
+
+__all__ = ["MST", "REGISTRY", "DomainCompression", "Mechanism"]
