@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples experiments
 
 clean:
 	rm -rf $(VENV) demo-output

@@ -199,7 +199,7 @@ class _Untouchable:
         ({"epsilon": 1.0, "delta": -1e-9}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
         ({"epsilon": 1.0, "iters": 0}, ValueError, "iters must be >= 1"),
         ({"epsilon": 1.0, "iters": -5}, ValueError, "iters must be >= 1"),
-        ({"epsilon": 1.0, "estimator": "original"}, ValueError, "estimator in"),
+        ({"epsilon": 1.0, "estimator": "lsq"}, ValueError, "estimator in"),
     ],
 )
 def test_bad_parameters_fail_at_construction(kwargs, error, message):

@@ -32,7 +32,12 @@ from dpgm.privacy.measure import measure_marginals
 
 
 class MST(Mechanism):
-    """The MST synthesizer; ``fit`` returns its model on the original domain."""
+    """The MST synthesizer; ``fit`` returns its model on the original domain.
+
+    MST's own estimator is Private-PGM, so ``estimator="original"`` and ``"pgm"`` are the same.
+    """
+
+    estimators = ("pgm", "original")
 
     def __init__(
         self,

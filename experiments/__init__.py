@@ -1,0 +1,1 @@
+"""Reproductions of the Private-PGM paper's experiments (run as ``python -m experiments.X``)."""
