@@ -9,13 +9,15 @@ from dpgm.estimation.algorithms import (
     mirror_descent,
 )
 from dpgm.estimation.losses import CustomLoss, L1Loss, L2Loss, Loss, make_loss
-from dpgm.estimation.measurement import Measurement
+from dpgm.estimation.measurement import KroneckerQuery, Measurement
+from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.estimation.total import estimate_total, total_estimates
 
 __all__ = [
     "METHODS",
     "CustomLoss",
     "L1Loss",
+    "KroneckerQuery",
     "L2Loss",
     "Loss",
     "MarginalOracle",
@@ -26,5 +28,6 @@ __all__ = [
     "fit_targets",
     "make_loss",
     "mirror_descent",
+    "multiplicative_weights",
     "total_estimates",
 ]
