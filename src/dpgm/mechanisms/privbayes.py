@@ -1,0 +1,370 @@
+"""PrivBayes (Zhang, Cormode, Procopiuc, Srivastava & Xiao, TODS 2017): a private Bayesian network.
+
+A greedy network of degree ``k`` is chosen one (child, parents) pair at a time by the
+exponential mechanism; the marginal of every pair is then measured with Laplace noise.
+``estimator="original"`` turns the noisy marginals into conditionals (negatives clipped to
+0, each conditional normalised) and samples synthetic records from the network;
+``estimator="pgm"`` hands the same noisy marginals to Private-PGM.
+
+Privacy accounting: pure ε-DP (``delta`` must be None); neighbouring datasets differ by
+adding or removing one record. With d attributes, β = ``beta`` and s = ``count_share``:
+
+1. ε₁ = β·ε learns the structure:
+
+   a. c = s·ε₁ measures the record count n (sensitive under add/remove DP): one linear
+      query, the all-ones row on the first attribute's marginal (sensitivity 1), Laplace
+      noise of scale 1/c. n̂ = max(1, noisy count) is used only for the θ-usefulness
+      rule below and as the number of synthetic records.
+   b. d − 1 rounds of the exponential mechanism, ε_round = (ε₁ − c)/(d − 1) each, over
+      the score R below with sensitivity Δ = 2.
+
+2. ε₂ = ε − ε₁ measures the marginals of the chosen cliques (child ∪ parents) with
+   ``measure_marginals(epsilon=ε₂)``. Only the m ≤ d cliques not contained in another
+   chosen clique are measured (as PrivBayes does for its first k pairs, whose
+   distributions follow from the (k+1)-th): each gets Laplace noise of scale m/ε₂, and
+   the marginals of the contained cliques are read off the measured ones.
+
+With one attribute there is nothing to select and step 2 gets ε − c. The parts add up to
+ε (sequential composition); everything else is post-processing of the noisy outputs.
+
+Structure (GreedyBayes with θ-usefulness). The first attribute is drawn uniformly at
+random (no data involved). In each later round the network V is extended by one pair
+(X, Π), X ∉ V, Π ⊆ V, |Π| ≤ k. A marginal is θ-useful when its average count per cell,
+n/cells, is at least θ times the Laplace scale d/ε₂, i.e. when its cells number at most
+τ = n̂·ε₂/(d·θ) (d bounds the number of measured cliques m, which is only known at the
+end). For each child X the candidates are its *maximal* θ-useful parent sets of size at
+most min(k, |V|) — θ-useful sets none of whose one-larger supersets (within the size cap)
+is θ-useful — or {∅} if none is θ-useful. This is PrivBayes's MaximalParentSets rule for
+general domains with the degree cap k; when every size-k set is θ-useful it gives
+exactly the parent sets of size min(k, |V|). The candidates depend on the domain, V and
+n̂ only.
+
+The score (PrivBayes's R for general domains, in counts). For a candidate (X, Π) with
+count table N(x, π) on its cells, total N and marginals N(x), N(π),
+
+    S = ½ Σ_{x,π} |N(x, π) − N(x)·N(π)/N|      (S = 0 when N = 0),
+
+i.e. N times R = ½‖Pr[X, Π] − Pr[X]⊗Pr[Π]‖₁. Sensitivity Δ = 2, proof: let D = N − E
+with E(x, π) = N(x)N(π)/N, and add one record of weight w ∈ (0, 1] at cell (x₀, π₀)
+(removal is the same pair of datasets the other way round). Write a(x) = N(x)/N,
+b(π) = N(π)/N, u = 1 − a(x₀), v = 1 − b(π₀) ∈ [0, 1] and N' = N + w. Then
+
+    E'(x, π) − E(x, π) = w·(−N·a·b + N·a·[π = π₀] + N·b·[x = x₀] + w·[x = x₀][π = π₀])/N',
+
+whose absolute values sum to w·N·uv/N' over each of the three groups "x ≠ x₀, π ≠ π₀",
+"x = x₀, π ≠ π₀" and "x ≠ x₀, π = π₀"; in the cell (x₀, π₀), D changes by
+w − w·(N·(1 − uv) + w)/N' = w·N·uv/N'. Hence ‖D' − D‖₁ = 4·w·N·uv/N' < 4 and
+|S' − S| ≤ ½‖D' − D‖₁ < 2 (for N = 0, S = S' = 0). The bound cannot be lowered: for a
+table with N(x, π) = N(x)N(π)/N (S = 0) and a record with a new x₀ and a new π₀
+(u = v = 1), every change above has the sign of D', so S' = 2N/(N + 1) → 2.
+The exponential mechanism therefore picks (X, Π) with probability ∝ exp(ε_round·S/4).
+
+Why R and not mutual information: n·I(X; Π) changes by up to about log n when one record
+is added, so its sensitivity depends on n, which is itself private under add/remove DP;
+R in counts has the constant sensitivity 2 whatever n is.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from itertools import combinations
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DpgmError, PrivacyParameterError
+from dpgm.estimation.algorithms import estimate
+from dpgm.estimation.measurement import Measurement
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.model import MarkovRandomField
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.measure import measure_linear, measure_marginals
+
+Pair = tuple[str, tuple[str, ...]]
+
+#: sensitivity of :func:`r_score` under adding or removing one record (module docstring)
+R_SENSITIVITY = 2.0
+
+
+def r_score(table: np.ndarray) -> float:
+    """PrivBayes's R score in counts: ½‖N(X, Π) − N(X)⊗N(Π)/N‖₁ (child on axis 0)."""
+    table = np.asarray(table, dtype=np.float64)
+    total = float(table.sum())
+    if total <= 0:
+        return 0.0
+    child = table.sum(axis=tuple(range(1, table.ndim))) if table.ndim > 1 else table
+    parents = table.sum(axis=0)
+    product = np.multiply.outer(child, parents) / total
+    return 0.5 * float(np.abs(table - product).sum())
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _fraction(name: str, value) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not 0 < value < 1
+    ):
+        raise DpgmError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _positive_number(name: str, value) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def parent_sets(
+    domain: Domain, child: str, network: list[str], degree: int, threshold: float
+) -> list[tuple[str, ...]]:
+    """The child's maximal θ-useful parent sets in ``network`` of size <= ``degree``, or [()].
+
+    A set Π is θ-useful when the (child, Π) marginal has at most ``threshold`` cells; it is
+    maximal when no θ-useful set one attribute larger (within the size cap) contains it.
+    Sets come largest first, each size in ``itertools.combinations`` order of ``network``.
+    """
+    top = min(degree, len(network))
+    limit = threshold / domain[child]  # most parent cells a θ-useful set may have
+    fits = [
+        [p for p in combinations(network, j) if math.prod(domain[a] for a in p) <= limit]
+        for j in range(top + 1)
+    ]
+    found: list[tuple[str, ...]] = list(fits[top])
+    for j in range(top - 1, -1, -1):
+        larger = {frozenset(p) for p in fits[j + 1]}
+        found += [
+            p
+            for p in fits[j]
+            if not any(frozenset((*p, a)) in larger for a in network if a not in p)
+        ]
+    return found or [()]
+
+
+class PrivBayes(Mechanism):
+    """The PrivBayes synthesizer; ``fit`` returns synthetic records or a Private-PGM model.
+
+    ``degree`` is the most parents an attribute may have (k), ``beta`` the share of ε spent
+    on the structure, ``count_share`` the share of that part spent on the record count,
+    ``theta`` the θ-usefulness ratio; ``iters`` Private-PGM iterations (``"pgm"`` only).
+    The workload is accepted for the common interface and not used. See the module
+    docstring for the privacy accounting and the score.
+    """
+
+    estimators = ("pgm", "original")
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float | None = None,
+        *,
+        estimator: str = "pgm",
+        degree: int = 2,
+        beta: float = 0.5,
+        count_share: float = 0.05,
+        theta: float = 4.0,
+        iters: int = 1000,
+        progress: Progress | None = None,
+    ):
+        if delta is not None:
+            raise PrivacyParameterError(
+                f"PrivBayes is pure epsilon-DP: delta must be None, got {delta!r}"
+            )
+        super().__init__(epsilon, None, estimator=estimator, progress=progress)
+        self.degree = _positive_int("degree", degree)
+        self.beta = _fraction("beta", beta)
+        self.count_share = _fraction("count_share", count_share)
+        self.theta = _positive_number("theta", theta)
+        self.iters = _positive_int("iters", iters)
+        #: the network: (child, parents) in the order chosen, the first with no parents
+        self.network: list[Pair] = []
+        #: the cliques whose marginals were measured (domain order)
+        self.measured: list[tuple[str, ...]] = []
+        #: the noisy record count n̂
+        self.total: float | None = None
+
+    # -- the mechanism ----------------------------------------------------------------
+    def fit(
+        self,
+        data: Dataset,
+        workload: WorkloadLike | None = None,
+        rng: np.random.Generator | int | None = None,
+    ) -> MarkovRandomField | Dataset:
+        """Spend ``epsilon`` on ``data``; synthetic records (original) or a model (pgm)."""
+        start = time.perf_counter()
+        noise_rng, choice_rng = self._generators(rng)
+        budget = PrivacyBudget(epsilon=self.epsilon)
+        domain = data.domain
+        self._workload(workload, domain)  # checked for the interface, not used
+        self.budget = budget
+        self.network, self.measured, self.measurements = [], [], []
+        self.model = self.result = self.total = None
+        d = len(domain)
+
+        # the budget split of the module docstring
+        structure = self.beta * self.epsilon
+        count_part = self.count_share * structure
+        if d > 1:
+            epsilon_round = (structure - count_part) / (d - 1)
+            epsilon_marginals = self.epsilon - structure
+        else:  # nothing to select: the marginal gets all but the count
+            epsilon_round, epsilon_marginals = 0.0, self.epsilon - count_part
+
+        first = domain.attrs[0]
+        count = measure_linear(
+            data,
+            (first,),
+            np.ones((1, domain[first])),
+            epsilon=count_part,
+            budget=budget,
+            rng=noise_rng,
+            label="record count",
+        )
+        self.measurements = [count]
+        self.total = total = max(1.0, float(count.values[0]))
+        self._say(f"measured the record count: {total:.1f} (epsilon={count_part:.4g})")
+
+        threshold = total * epsilon_marginals / (d * self.theta)
+        self.network = self._structure(data, epsilon_round, threshold, budget, choice_rng)
+
+        cliques = [domain.canonical((child, *parents)) for child, parents in self.network]
+        self.measured = [
+            c for i, c in enumerate(cliques) if not any(set(c) < set(o) for o in cliques[i + 1 :])
+        ]
+        marginals = measure_marginals(
+            data,
+            self.measured,
+            epsilon=epsilon_marginals,
+            budget=budget,
+            rng=noise_rng,
+            label="marginals",
+        )
+        self.measurements = [count, *marginals]
+        self._say(
+            f"measured {len(marginals)} marginals of {len(cliques)} cliques "
+            f"(epsilon={epsilon_marginals:.4g}, Laplace scale "
+            f"{len(marginals) / epsilon_marginals:.3g})"
+        )
+
+        if self.estimator == "pgm":
+            self.model = self.result = estimate(
+                domain, marginals, method="accelerated", iters=self.iters, loss="l2"
+            )
+            done = f"estimated the model: total≈{self.model.total:.0f}"
+        else:
+            self.result = self._sample(domain, marginals, int(round(total)), choice_rng)
+            done = f"sampled {len(self.result)} records"
+        self._say(f"{done} ({time.perf_counter() - start:.1f} s)")
+        return self.result
+
+    def _structure(
+        self,
+        data: Dataset,
+        epsilon_round: float,
+        threshold: float,
+        budget: PrivacyBudget,
+        rng: np.random.Generator,
+        first: str | None = None,
+    ) -> list[Pair]:
+        """The greedy network: a random first attribute, then one private pick per round.
+
+        ``first`` fixes the first attribute instead (for tests). Candidates come child by
+        child in domain order, each child's sets as :func:`parent_sets` lists them.
+        """
+        domain = data.domain
+        attrs = domain.attrs
+        if first is None:
+            first = attrs[int(rng.integers(len(attrs)))]
+        network: list[Pair] = [(first, ())]
+        inside = {first}
+        scores: dict[Pair, float] = {}  # a pair's score does not change between rounds
+        for t in range(1, len(attrs)):
+            members = [a for a in attrs if a in inside]
+            candidates = [
+                (child, parents)
+                for child in attrs
+                if child not in inside
+                for parents in parent_sets(domain, child, members, self.degree, threshold)
+            ]
+            for pair in candidates:
+                if pair not in scores:
+                    scores[pair] = r_score(data.marginal((pair[0], *pair[1])))
+            pick = exponential_mechanism(
+                [scores[p] for p in candidates],
+                epsilon_round,
+                R_SENSITIVITY,
+                rng,
+                budget,
+                label=f"round {t}: select",
+            )
+            child, parents = candidates[pick]
+            network.append((child, parents))
+            inside.add(child)
+            self._say(
+                f"round {t}/{len(attrs) - 1}: {child} | {', '.join(parents) or '-'} "
+                f"(from {len(candidates)} candidates)"
+            )
+        return network
+
+    def _conditionals(
+        self, domain: Domain, marginals: list[Measurement]
+    ) -> list[tuple[str, tuple[str, ...], np.ndarray]]:
+        """(child, parents, P(child | parents)) per pair, shaped (parents..., child).
+
+        Each noisy table is clipped at 0 (PrivBayes's heuristic); a pair's table is summed
+        out of the smallest measured clique containing it; a parent configuration with no
+        mass gets the uniform conditional.
+        """
+        tables = {
+            m.clique: np.maximum(m.values, 0.0).reshape(domain.project(m.clique).shape)
+            for m in marginals
+        }
+        found = []
+        for child, parents in self.network:
+            wanted = (*parents, child)
+            source = min((c for c in tables if set(wanted) <= set(c)), key=lambda c: domain.size(c))
+            summed = tuple(i for i, a in enumerate(source) if a not in wanted)
+            table = tables[source].sum(axis=summed) if summed else tables[source]
+            kept = [a for a in source if a in wanted]
+            table = np.transpose(table, [kept.index(a) for a in wanted])
+            mass = table.sum(axis=-1, keepdims=True)
+            uniform = np.full_like(table, 1.0 / domain[child])
+            conditional = np.divide(table, mass, out=uniform, where=mass > 0)
+            found.append((child, parents, conditional))
+        return found
+
+    def _sample(
+        self, domain: Domain, marginals: list[Measurement], n: int, rng: np.random.Generator
+    ) -> Dataset:
+        """``n`` records drawn from the network by ancestral sampling, attribute by attribute."""
+        records = np.zeros((n, len(domain)), dtype=np.int64)
+        for child, parents, conditional in self._conditionals(domain, marginals):
+            size = domain[child]
+            rows = conditional.reshape(-1, size)
+            if parents:
+                config = np.ravel_multi_index(
+                    tuple(records[:, domain.axes(parents)].T), conditional.shape[:-1]
+                )
+            else:
+                config = np.zeros(n, dtype=np.int64)
+            # row r's cumulative probabilities shifted to (r, r + 1]: one sorted array, so
+            # that one searchsorted draws every record's value given its parents
+            cumulative = np.minimum(np.cumsum(rows, axis=1), 1.0)
+            cumulative[:, -1] = 1.0
+            cumulative += np.arange(rows.shape[0])[:, None]
+            position = np.searchsorted(cumulative.ravel(), config + rng.random(n), side="right")
+            records[:, domain.axes([child])[0]] = np.clip(position - config * size, 0, size - 1)
+        return Dataset(records, domain)
