@@ -1,0 +1,541 @@
+"""AIM (McKenna, Mullins, Sheldon & Miklau 2022): adaptive, iterative, workload-aware.
+
+AIM selects, round after round, the marginal of the workload's downward closure that the
+current Private-PGM model answers worst (relative to the noise its measurement would
+have), measures it with Gaussian noise, and re-estimates the model. When a measurement
+barely moves the model, the noise is halved ("annealing"). AIM's own estimator is
+Private-PGM, so ``estimator="original"`` and ``"pgm"`` are the same.
+
+Privacy accounting (neighbours differ by adding or removing one record). The budget is
+ρ-zCDP with ρ = cdp_rho(ε, δ); spends add up. With T = ``rounds`` (default 16·d) and
+α = ``alpha`` (default 0.9), σ starts at sqrt(T/(2αρ)) and ε_select at sqrt(8(1−α)ρ/T):
+
+1. every one-way marginal, Gaussian noise of std σ: d marginals of L2 sensitivity 1 each,
+   ρ = d/(2σ²) = dαρ/T in all;
+2. each round t (at most T rounds):
+   a. selection by the exponential mechanism among the candidates C_t (decided from
+      public facts only: the workload, the domain and the cliques measured so far) with
+      score q_r = w_r·(‖M_r(D) − M_r(p̂)‖₁ − sqrt(2/π)·σ·n_r), where p̂ is the current
+      model (a function of earlier private outputs) and n_r the cells of r. One record
+      moves ‖M_r(D) − M_r(p̂)‖₁ by at most 1, so q_r by at most w_r: sensitivity
+      Δ = max_{r ∈ C_t} w_r. P(r) ∝ exp(ε_select·q_r/(2Δ)) is ε_select²/8-zCDP;
+   b. the chosen marginal with Gaussian noise of std σ (L2 sensitivity 1): 1/(2σ²);
+   a round costs 1/(2σ²) + ε_select²/8, which is ρ/T until annealing; annealing halves
+   σ and doubles ε_select, quadrupling the cost of later rounds;
+3. the last round — when what remains, R, is less than two rounds' cost, or at round T —
+   spends exactly R: ε_select = sqrt(8(1−α)R) (that is (1−α)R), then the measurement
+   gets all that is left on the ledger (αR up to rounding, σ = sqrt(1/(2αR))).
+
+The parts sum to ρ, so ``fit`` spends exactly the budget; selection scores, candidate
+sets, annealing and estimation are post-processing of the noisy outputs (the scores'
+use of the data is paid for by the exponential mechanism).
+
+Candidates and sizes follow the paper and its reference code: the candidates are every
+non-empty subset r of a workload clique, weighted by w_r = Σ_{s ∈ W} |r ∩ s|; the
+default workload is every 2-way marginal of at most ``max_cells`` cells, weight 1 each
+(a given workload is used as is, its cliques as marginals: AIM has no prefix queries).
+A candidate is allowed in round t if it lies inside a clique of the current model or if
+the junction tree of the model with r added needs at most (ρ_used/ρ)·``max_model_size``
+MB (8 bytes per cell, 1 MB = 2²⁰ bytes), ρ_used counting round t's spend. The tree
+checked is the one the next estimate builds (the current model's tree cliques plus r).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DpgmError, PrivacyParameterError
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.inference.junction_tree import (
+    HEURISTICS,
+    JunctionTree,
+    elimination_order,
+    interaction_graph,
+)
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.model import MarkovRandomField
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.measure import measure_marginals
+from dpgm.workload import Workload
+
+Clique = tuple[str, ...]
+MEGABYTE = 2.0**20
+BIAS = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π)·σ: the L1 error per cell of noise alone
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _positive_number(name: str, value) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def downward_closure(domain: Domain, workload: Iterable[Iterable[str]]) -> dict[Clique, int]:
+    """Every non-empty subset r of a workload clique (in domain order) with its weight.
+
+    The weight is w_r = Σ_{s ∈ workload} |r ∩ s|: how much of the workload r informs.
+    Candidates are listed by size, then in the order first met.
+    """
+    cliques = [domain.canonical(c) for c in workload]
+    found: dict[Clique, None] = {}
+    for clique in cliques:
+        for k in range(1, len(clique) + 1):
+            for sub in combinations(clique, k):
+                found.setdefault(sub, None)
+    sets = [set(c) for c in cliques]
+    ordered = sorted(found, key=len)
+    return {r: sum(len(set(r) & s) for s in sets) for r in ordered}
+
+
+def scores(
+    candidates: Mapping[Clique, float],
+    truth: Mapping[Clique, np.ndarray],
+    estimates: Mapping[Clique, np.ndarray],
+    sigma: float,
+) -> tuple[np.ndarray, float]:
+    """AIM's quality scores q_r = w_r·(‖M_r(D) − M_r(p̂)‖₁ − sqrt(2/π)·σ·n_r), and Δ = max w_r.
+
+    ``truth`` and ``estimates`` hold each candidate's marginal on the data and the model.
+    """
+    values = np.array(
+        [
+            w * (float(np.abs(truth[r] - estimates[r]).sum()) - BIAS * sigma * truth[r].size)
+            for r, w in candidates.items()
+        ]
+    )
+    return values, float(max(abs(w) for w in candidates.values()))
+
+
+def anneals(before: np.ndarray, after: np.ndarray, sigma: float) -> bool:
+    """True when measuring a marginal moved the model's answer by no more than the noise.
+
+    AIM's rule: ‖M_r(p̂_new) − M_r(p̂_old)‖₁ ≤ sqrt(2/π)·σ·n_r, the expected L1 norm of the
+    measurement's noise; then σ is halved and ε_select doubled for the rounds after.
+    """
+    before = np.asarray(before, dtype=np.float64)
+    return float(np.abs(np.asarray(after) - before).sum()) <= BIAS * sigma * before.size
+
+
+@dataclass(frozen=True)
+class AIMRound:
+    """One round: the chosen clique, its σ and ε_select, how many candidates were allowed,
+    the model's size after it (cells), and whether it triggered annealing."""
+
+    clique: Clique
+    sigma: float
+    epsilon: float
+    candidates: int
+    model_cells: int
+    annealed: bool
+
+
+class AIM(Mechanism):
+    """The AIM synthesizer; ``fit`` returns its Private-PGM model.
+
+    ``rounds`` is T (default 16·d), the most rounds run and the budget's initial
+    per-round share; ``alpha`` the share of a round spent on measurement. Models are kept
+    within ``max_model_size`` MB; the default workload is every 2-way marginal of at
+    most ``max_cells`` cells. Each round re-estimates the model with ``round_iters``
+    warm-started iterations, the final model with ``iters``. See the module docstring
+    for the privacy accounting. ``estimator="original"`` is ``"pgm"`` (AIM's own).
+    """
+
+    estimators = ("pgm", "original")
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float = 1e-9,
+        *,
+        estimator: str = "pgm",
+        rounds: int | None = None,
+        alpha: float = 0.9,
+        max_model_size: float = 80.0,
+        max_cells: int = 10_000,
+        round_iters: int = 100,
+        iters: int = 1000,
+        progress: Progress | None = None,
+    ):
+        if delta is None:
+            raise PrivacyParameterError("AIM works under zCDP and needs delta in (0, 1)")
+        super().__init__(epsilon, delta, estimator=estimator, progress=progress)
+        self.rounds = None if rounds is None else _positive_int("rounds", rounds)
+        self.alpha = _positive_number("alpha", alpha)
+        if self.alpha >= 1:
+            raise DpgmError(f"alpha must be in (0, 1), got {alpha!r}")
+        self.max_model_size = _positive_number("max_model_size", max_model_size)
+        self.max_cells = _positive_int("max_cells", max_cells)
+        self.round_iters = _positive_int("round_iters", round_iters)
+        self.iters = _positive_int("iters", iters)
+        #: one entry per round, in order
+        self.history: list[AIMRound] = []
+        #: seconds spent in each stage of the last ``fit``
+        self.timings: dict[str, float] = {}
+
+    @property
+    def selected(self) -> list[Clique]:
+        """The clique measured in each round."""
+        return [h.clique for h in self.history]
+
+    # -- the mechanism ----------------------------------------------------------------
+    def fit(
+        self,
+        data: Dataset,
+        workload: WorkloadLike | None = None,
+        rng: np.random.Generator | int | None = None,
+    ) -> MarkovRandomField:
+        """Spend ``epsilon``/``delta`` on ``data`` for ``workload`` (default: small 2-way)."""
+        start = time.perf_counter()
+        noise_rng, choice_rng = self._generators(rng)
+        budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
+        domain = data.domain
+        self.budget = budget
+        self.history = []
+        self.measurements = []
+        self.model = self.result = None
+        clock = _Stopwatch()
+        self.timings = clock.seconds
+        workload = self._aim_workload(workload, domain)
+        candidates = downward_closure(domain, workload.cliques)
+        d = len(domain)
+        rounds = 16 * d if self.rounds is None else self.rounds
+        if rounds < d:
+            raise DpgmError(
+                f"rounds must be at least the number of attributes ({d}), got {rounds}: "
+                "the one-way marginals alone would cost alpha*d/rounds of the budget"
+            )
+        rho, alpha = budget.total, self.alpha
+        sigma = math.sqrt(rounds / (2.0 * alpha * rho))
+        epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
+        max_cells = self.max_model_size * MEGABYTE / 8.0
+        sizes = _TreeSizes(domain)
+
+        one_way = measure_marginals(
+            data,
+            [(a,) for a in domain],
+            rho=d / (2.0 * sigma**2),
+            budget=budget,
+            rng=noise_rng,
+            label="one-way marginals",
+        )
+        self.measurements = list(one_way)
+        # the true marginal of every candidate, computed once (the scores' data access,
+        # charged by each round's exponential mechanism)
+        with clock("true marginals"):
+            truth = {r: data.marginal(r) for r in candidates}
+        fit_cells = max(int(max_cells), DEFAULT_MAX_CELLS)
+        with clock("estimation (rounds)"):
+            model = estimate(domain, self.measurements, iters=self.round_iters, max_cells=fit_cells)
+        self._say(
+            f"measured {d} one-way marginals (sigma={sigma:.4g}, rho={d / (2 * sigma**2):.4g}); "
+            f"{len(candidates)} candidates, at most {rounds} rounds"
+        )
+
+        for t in range(1, rounds + 1):
+            remaining = budget.remaining
+            last = t == rounds or remaining < 2.0 * (0.5 / sigma**2 + epsilon**2 / 8.0)
+            if last:
+                sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
+                epsilon = math.sqrt(8.0 * (1.0 - alpha) * remaining)
+            used = rho - remaining + 0.5 / sigma**2 + epsilon**2 / 8.0
+            cap = (min(used, rho) / rho) * max_cells
+            with clock("model-size checks"):
+                allowed = {r: w for r, w in candidates.items() if sizes.fits(model.tree, r, cap)}
+            with clock("model marginals"):
+                estimates = _model_marginals(model, allowed)
+            with clock("selection"):
+                clique = self._select(
+                    allowed,
+                    truth,
+                    estimates,
+                    sigma,
+                    epsilon,
+                    budget,
+                    choice_rng,
+                    f"round {t}: select",
+                )
+            (measured,) = measure_marginals(
+                data,
+                [clique],
+                rho=budget.remaining if last else 0.5 / sigma**2,
+                budget=budget,
+                rng=noise_rng,
+                label=f"round {t}: measure",
+            )
+            self.measurements.append(measured)
+            with clock("estimation (rounds)"):
+                model = estimate(
+                    domain,
+                    self.measurements,
+                    iters=self.round_iters,
+                    warm_start=model,
+                    max_cells=fit_cells,
+                )
+            with clock("model marginals"):
+                annealed = anneals(estimates[clique], _ModelMarginals(model)(clique), sigma)
+            self.history.append(
+                AIMRound(clique, sigma, epsilon, len(allowed), model.tree.size(), annealed)
+            )
+            self._say(
+                f"round {t}: {clique} (of {len(allowed)} candidates), sigma={sigma:.4g}, "
+                f"eps_select={epsilon:.4g}, rho used {rho - budget.remaining:.4g}/{rho:.4g}; "
+                f"model {model.tree.size():,} cells ({time.perf_counter() - start:.1f} s)"
+                + ("; annealing" if annealed and not last else "")
+            )
+            if last:
+                break
+            if annealed:
+                sigma, epsilon = sigma / 2.0, 2.0 * epsilon
+
+        with clock("estimation (final)"):
+            model = estimate(
+                domain, self.measurements, iters=self.iters, warm_start=model, max_cells=fit_cells
+            )
+        self.model = self.result = model
+        profile = ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items())
+        self._say(
+            f"estimated the final model: {len(model.tree.cliques)} cliques, "
+            f"{model.tree.size():,} cells, total≈{model.total:.0f} "
+            f"({time.perf_counter() - start:.1f} s: {profile})"
+        )
+        return model
+
+    def _aim_workload(self, workload: WorkloadLike | None, domain: Domain) -> Workload:
+        """The given workload, or every 2-way marginal of at most ``max_cells`` cells."""
+        full = self._workload(workload, domain, default_ways=2)
+        if workload is not None:
+            return full
+        small = [c for c in full.cliques if domain.size(c) <= self.max_cells]
+        if not small:
+            raise DpgmError(
+                f"no {len(full.cliques[0])}-way marginal has at most max_cells={self.max_cells} "
+                "cells: raise max_cells or give a workload"
+            )
+        return Workload(small)
+
+    def _select(
+        self,
+        candidates: Mapping[Clique, float],
+        truth: Mapping[Clique, np.ndarray],
+        estimates: Mapping[Clique, np.ndarray],
+        sigma: float,
+        epsilon: float,
+        budget: PrivacyBudget,
+        rng: np.random.Generator,
+        label: str = "select",
+    ) -> Clique:
+        """The candidate the exponential mechanism picks on AIM's scores (:func:`scores`)."""
+        keys = list(candidates)
+        values, sensitivity = scores(candidates, truth, estimates, sigma)
+        pick = exponential_mechanism(values, epsilon, sensitivity, rng, budget, label=label)
+        return keys[pick]
+
+
+class _Stopwatch:
+    """Seconds spent per named stage: ``with clock("stage"): ...`` adds to ``seconds``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        begin = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - begin
+
+
+class _TreeSizes:
+    """Whether a model stays within a size with one more clique (public facts only).
+
+    A clique inside a clique of the model's tree adds nothing. Otherwise the size is that
+    of ``JunctionTree.build(domain, tree cliques + [clique])``, the tree the next
+    warm-started estimate builds: the fewest cells over the greedy heuristics, each
+    giving the maximal cliques its elimination order creates. The search stops at the
+    first heuristic within the cap (enough to decide), skips building the tree itself,
+    and keeps what it found until the model's tree changes (only when a clique outside
+    it was measured); the cap only grows meanwhile.
+    """
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+        self.sizes = domain.to_dict()
+        self.base: tuple[Clique, ...] | None = None
+        self.members: list[frozenset[str]] = []
+        self.graph = None
+        # clique -> (cells of the best heuristic tried, whether all heuristics were tried)
+        self.found: dict[Clique, tuple[int, bool]] = {}
+
+    def _use(self, tree: JunctionTree) -> None:
+        base = tuple(tree.cliques)
+        if base != self.base:
+            self.base = base
+            self.members = [frozenset(c) for c in base]
+            self.graph = interaction_graph(self.domain, base)
+            self.found = {}
+
+    def cells(self, tree: JunctionTree, clique: Clique, cap: float = -math.inf) -> int:
+        """Cells of the tree with ``clique`` added; any result ≤ ``cap`` may be an upper bound."""
+        self._use(tree)
+        members = frozenset(clique)
+        if any(members <= c for c in self.members):
+            return tree.size()
+        known = self.found.get(clique)
+        if known is not None and (known[1] or known[0] <= cap):
+            return known[0]
+        graph = self.graph.copy()
+        graph.add_edges_from(combinations(clique, 2))
+        best = math.inf
+        for heuristic in HEURISTICS:
+            _, created = elimination_order(graph, self.sizes, heuristic)
+            best = min(
+                best, sum(math.prod(self.sizes[a] for a in c) for c in _maximal_sets(created))
+            )
+            if best <= cap:
+                break
+        exact = best > cap
+        self.found[clique] = (int(best), exact)
+        return int(best)
+
+    def fits(self, tree: JunctionTree, clique: Clique, cap: float) -> bool:
+        """Inside a model clique, or a tree with it of at most ``cap`` cells."""
+        return self.cells(tree, clique, cap) <= cap
+
+
+def _maximal_sets(sets: Iterable[frozenset[str]]) -> list[frozenset[str]]:
+    """The sets not contained in another one (one of each)."""
+    kept: list[frozenset[str]] = []
+    for s in sorted(set(sets), key=len, reverse=True):
+        if not any(s <= k for k in kept):
+            kept.append(s)
+    return kept
+
+
+class _ModelMarginals:
+    """Marginals (counts) of one model on many small cliques, from one calibration.
+
+    A clique inside a junction-tree clique is a sum of the smallest such clique's table.
+    Any other is the contraction of a minimal subtree covering it: its top clique's
+    marginal times every other clique's conditional given its parent separator, each
+    first summed down to the clique's attributes and the subtree's separators (an
+    attribute elsewhere in a table appears in no other clique of the subtree, by the
+    running intersection property), so the contraction only meets small tables.
+    """
+
+    def __init__(self, model: MarkovRandomField):
+        self.tree = tree = model.tree
+        cal = model.calibrate()
+        with np.errstate(under="ignore"):
+            self.tables = [np.exp(b - cal.log_partition) * model.total for b in cal.log_beliefs]
+        self.sets = [frozenset(c) for c in tree.cliques]
+        self.depth = [0] * len(tree.cliques)
+        for i in tree.order:
+            if tree.parent[i] >= 0:
+                self.depth[i] = self.depth[tree.parent[i]] + 1
+        cells = [t.size for t in self.tables]
+        self.holders: dict[str, list[int]] = {}  # cliques holding each attribute, smallest first
+        for i in sorted(range(len(tree.cliques)), key=lambda i: cells[i]):
+            for a in tree.cliques[i]:
+                self.holders.setdefault(a, []).append(i)
+
+    def _sum_to(self, i: int, keep: Iterable[str]) -> np.ndarray:
+        """Table ``i`` summed over its attributes outside ``keep``, the rest's axes only."""
+        keep = set(keep)
+        clique = self.tree.cliques[i]
+        axes = tuple(k for k, a in enumerate(clique) if a not in keep)
+        table = np.add.reduce(self.tables[i], axis=axes) if axes else self.tables[i]
+        return table
+
+    def _subtree(self, clique: Clique) -> list[int]:
+        """A minimal connected set of cliques covering ``clique``, top clique first."""
+        parent, depth = self.tree.parent, self.depth
+        members = frozenset(clique)
+        start = self.holders[clique[0]][0]
+        nodes = {start}
+        for a in clique[1:]:
+            i, j = start, self.holders[a][0]
+            while i != j:  # climb to the common ancestor, keeping both paths
+                if depth[i] >= depth[j]:
+                    i = parent[i]
+                    nodes.add(i)
+                else:
+                    nodes.add(j)
+                    j = parent[j]
+            nodes.add(j)
+        # drop leaves of the subtree whose attributes of interest their neighbour also holds
+        pruned = True
+        while pruned and len(nodes) > 1:
+            pruned = False
+            for i in list(nodes):
+                near = [k for k in self.tree.children[i] if k in nodes]
+                if parent[i] in nodes:
+                    near.append(parent[i])
+                if len(near) == 1 and (self.sets[i] & members) <= self.sets[near[0]]:
+                    nodes.discard(i)
+                    pruned = True
+        return sorted(nodes, key=lambda i: depth[i])
+
+    def __call__(self, clique: Clique) -> np.ndarray:
+        """Counts of the model on ``clique`` (axes in the order of ``clique``)."""
+        members = frozenset(clique)
+        inside = [i for i in self.holders[clique[0]] if members <= self.sets[i]]
+        if inside:
+            kept = [a for a in self.tree.cliques[inside[0]] if a in members]
+            table = self._sum_to(inside[0], members)
+            return (
+                table if kept == list(clique) else table.transpose([kept.index(a) for a in clique])
+            )
+        tree = self.tree
+        nodes = self._subtree(clique)
+        # separators of each clique with its parent, and all attributes it shares in the subtree
+        separators = {i: self.sets[i] & self.sets[tree.parent[i]] for i in nodes[1:]}
+        links = {i: set(members & self.sets[i]) for i in nodes}
+        for i, sep in separators.items():
+            links[i] |= sep
+            links[tree.parent[i]] |= sep
+        # sorted, so that the contraction (and its rounding) is the same in every process
+        labels = {a: k for k, a in enumerate(sorted(set().union(*links.values())))}
+        operands: list = []
+        for i in nodes:
+            table = self._sum_to(i, links[i])
+            if i in separators:
+                below = self._sum_to(i, separators[i])
+                shape = [
+                    table.shape[k] if a in separators[i] else 1
+                    for k, a in enumerate(a for a in tree.cliques[i] if a in links[i])
+                ]
+                below = below.reshape(shape)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    table = np.where(below > 0, table / below, 0.0)
+            operands += [table, [labels[a] for a in tree.cliques[i] if a in links[i]]]
+        out = [labels[a] for a in clique]
+        return np.einsum(*operands, out, optimize="greedy" if len(nodes) > 2 else False)
+
+
+def _model_marginals(
+    model: MarkovRandomField, cliques: Iterable[Clique]
+) -> dict[Clique, np.ndarray]:
+    """The model's marginal (counts) on each clique (each in domain order)."""
+    marginals = _ModelMarginals(model)
+    return {r: marginals(r) for r in cliques}
