@@ -98,3 +98,24 @@ def test_linear_space_marginals_match_log_space(spread):
     expected = plan.pack([7.0 * np.exp(b) for b in cal.log_marginals()])
     np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
     assert log_z == pytest.approx(cal.log_partition, rel=1e-12)
+
+
+@pytest.mark.parametrize("spread", [1.0, 30.0, 2000.0])
+def test_linear_space_marginals_on_a_star(spread):
+    """A clique with many children (AIM's trees): the downward pass that divides the
+    parent's belief by one child's message agrees with log-space calibration."""
+    from dpgm import Domain
+    from dpgm.inference import JunctionTree
+
+    rng = np.random.default_rng(int(spread))
+    domain = Domain(["x", "y", "z", "a", "b", "c", "d", "e"], [3, 2, 4, 2, 3, 2, 5, 2])
+    cliques = [("x", "y", "z"), ("x", "a"), ("y", "b"), ("z", "c"), ("x", "d"), ("y", "e")]
+    tree = JunctionTree.build(domain, cliques)
+    assert max(len(children) for children in tree.children) > 2
+    plan = MessagePlan(tree)
+    theta = [rng.normal(scale=spread, size=shape) for shape in plan.shapes]
+    cal = plan.calibrate(theta, "sum")
+    flat, log_z = plan.marginals(plan.pack(theta), 3.0)
+    expected = plan.pack([3.0 * np.exp(b) for b in cal.log_marginals()])
+    np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
+    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)

@@ -21,6 +21,9 @@ _FLOOR = -1e300  # stands in for a -inf maximum so that exp(b - max) stays defin
 # shows on trees with thousands of cliques
 _add = np.add.reduce
 _max = np.maximum.reduce
+_min = np.minimum.reduce
+#: messages with no cell below this may divide a belief (no overflow, no subnormals)
+_SAFE_DIVISOR = 1e-250
 
 
 def _reduce_logsumexp(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -189,15 +192,23 @@ class MessagePlan:
         out = np.empty(int(self.offsets[-1]))
         beliefs = self.unpack(out)
         top_side: list[np.ndarray | None] = [None] * n
+        unnormalised: list[np.ndarray | None] = [None] * n
         for i in tree.order:
             p = tree.parent[i]
             if p < 0:
                 top_side[i] = psi[i]
             else:
-                rest = top_side[p]
-                for c in tree.children[p]:
-                    if c != i:
-                        rest = rest * upward[c]
+                up = upward[i]
+                if unnormalised[p] is not None and float(_min(up, None)) > _SAFE_DIVISOR:
+                    # dividing the parent's belief by this child's message is exact to a
+                    # few ulps and O(1) per child; multiplying the siblings' messages is
+                    # O(children) per child, quadratic on the star-shaped trees of AIM
+                    rest = unnormalised[p] / up
+                else:
+                    rest = top_side[p]
+                    for c in tree.children[p]:
+                        if c != i:
+                            rest = rest * upward[c]
                 axes = self.down_axes[i]
                 message = _add(rest, axes, keepdims=True) if axes else rest
                 message = message * (1.0 / float(_max(message, None)))
@@ -205,5 +216,7 @@ class MessagePlan:
             belief = top_side[i]
             for c in tree.children[i]:
                 belief = belief * upward[c]
+            if len(tree.children[i]) > 2 and float(_min(belief, None)) > 0.0:
+                unnormalised[i] = belief  # no cell underflowed: safe to divide (below)
             np.multiply(belief, total / float(_add(belief, None)), out=beliefs[i])
         return out, log_z
