@@ -72,20 +72,20 @@ def test_spends_exactly_its_budget(data, epsilon, delta):
     assert spent_delta == delta
 
 
-def test_ledger_has_the_count_then_s_draws_per_round(fitted):
+def test_ledger_has_the_count_then_one_entry_per_round(fitted):
     mechanism, _ = fitted
     ledger = mechanism.budget.ledger
     rho = mechanism.budget.total
     assert ledger[0].label == "record count"
     assert ledger[0].rho == pytest.approx(0.02 * rho, rel=1e-12)
     draws = ledger[1:]
-    # round 1 is uniform and free; rounds 2..T each have `samples` draws of ε_t = 2η(t−1)
-    assert len(draws) == SAMPLES * (ROUNDS - 1)
+    # round 1 is uniform and free; rounds 2..T each charge one entry for their `samples`
+    # draws of ε_t = 2η(t−1)
+    assert len(draws) == ROUNDS - 1
     eta = mechanism.eta
-    for t in range(2, ROUNDS + 1):
-        for entry in draws[(t - 2) * SAMPLES : (t - 1) * SAMPLES]:
-            assert entry.label == f"round {t}: draw query"
-            assert entry.rho == pytest.approx((2 * eta * (t - 1)) ** 2 / 8, rel=1e-12)
+    for t, entry in zip(range(2, ROUNDS + 1), draws):
+        assert entry.label == f"round {t}: draw query (x{SAMPLES})"
+        assert entry.rho == pytest.approx(SAMPLES * (2 * eta * (t - 1)) ** 2 / 8, rel=1e-12)
     assert math.fsum(e.rho for e in draws) == pytest.approx(0.98 * rho, rel=1e-9)
     assert eta == pytest.approx(
         math.sqrt(2 * 0.98 * rho / (SAMPLES * sum((t - 1) ** 2 for t in range(1, ROUNDS + 1)))),
@@ -197,7 +197,7 @@ def test_round_draws_follow_the_exponential_mechanism():
     """Tiny domain, three fixed past records: many draws of round 4 against exp(η·S_4).
 
     Chi-square goodness of fit at significance 1e-3, and the same test rejects the law
-    with η doubled. Every draw is one ledger entry of ε = 2η·3, sensitivity 3.
+    with η doubled. The draws charge ε = 2η·3 (sensitivity 3) each, in one ledger entry.
     """
     data = _small_data(1, n=300)
     domain = Domain(["a", "b"], [3, 4])
@@ -217,8 +217,8 @@ def test_round_draws_follow_the_exponential_mechanism():
     repeats = 6000
     budget = PrivacyBudget(rho=1e6)
     picks = draw_queries(scores, 3, eta, repeats, np.random.default_rng(11), budget)
-    assert len(budget.ledger) == repeats
-    assert budget.ledger[0].rho == pytest.approx((2 * eta * 3) ** 2 / 8, rel=1e-12)
+    assert len(budget.ledger) == 1
+    assert budget.ledger[0].rho == pytest.approx(repeats * (2 * eta * 3) ** 2 / 8, rel=1e-12)
     observed = np.bincount(picks, minlength=24)
 
     def pvalue(probs):

@@ -38,6 +38,30 @@ def test_selection_frequencies(scores, epsilon, sensitivity):
     assert chi_square(counts, scores, 2 * epsilon, sensitivity) > CRITICAL
 
 
+@pytest.mark.parametrize(
+    ("scores", "epsilon", "sensitivity"),
+    [([0.0, 1.0, 2.0], 2.0, 1.0), ([5.0, 3.0, 4.5], 1.0, 0.5)],
+)
+def test_repeated_draws_follow_the_same_law(scores, epsilon, sensitivity):
+    picks = exponential_mechanism(scores, epsilon, sensitivity, rng=7, size=DRAWS)
+    counts = np.bincount(picks, minlength=len(scores))
+    assert chi_square(counts, scores, epsilon, sensitivity) < CRITICAL
+    assert chi_square(counts, scores, 2 * epsilon, sensitivity) > CRITICAL
+
+
+def test_repeated_draws_charge_each_draw_at_once():
+    zcdp = PrivacyBudget(rho=1.0)
+    picks = exponential_mechanism([1.0, 2.0, -1e300], 0.4, budget=zcdp, rng=0, size=5)
+    assert picks.shape == (5,) and set(picks.tolist()) <= {0, 1}  # weight 0 never drawn
+    assert zcdp.spent_rho == pytest.approx(5 * 0.4**2 / 8) and len(zcdp.ledger) == 1
+    pure = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        exponential_mechanism([1.0, 2.0], 0.4, budget=pure, rng=0, size=3)
+    assert pure.spent_epsilon == 0.0  # refused whole, nothing recorded
+    with pytest.raises(DpgmError, match="size"):
+        exponential_mechanism([1.0, 2.0], 0.4, rng=0, size=0)
+
+
 def test_large_scores_do_not_overflow():
     assert exponential_mechanism([1e6, 0.0, -1e6], 1.0, rng=0) == 0
     assert exponential_mechanism([0.0, 1e308], 10.0, rng=0) == 1

@@ -35,8 +35,8 @@ Privacy accounting (neighbours differ by adding or removing one record). The bud
 
    so the draws spend exactly ρ_rest (the paper's "four of (s, T, η, ε, δ) given, the
    fifth derived"). T is given, or chosen from the public n̂ (below), before the first
-   draw. Each draw is one :func:`~dpgm.privacy.exponential_mechanism` call and one
-   ledger entry.
+   draw. Each round's s draws are one :func:`~dpgm.privacy.exponential_mechanism` call
+   (``size=s``: s independent draws) and one ledger entry of s times the cost of one.
 
 The parts sum to ρ; the records, the model and everything else are post-processing
 (the data player's random tie-breaking uses the choice generator, not the data).
@@ -235,13 +235,10 @@ def draw_queries(
         return rng.integers(0, len(scores), size=samples)
     epsilon = 2.0 * eta * done
     label = f"round {done + 1}: draw query"
-    return np.array(
-        [
-            exponential_mechanism(scores, epsilon, float(done), rng, budget, label=label)
-            for _ in range(samples)
-        ],
-        dtype=np.int64,
+    picks = exponential_mechanism(
+        scores, epsilon, float(done), rng, budget, label=label, size=samples
     )
+    return np.asarray(picks, dtype=np.int64)
 
 
 def best_record(queries: QuerySet, picks: Sequence[int], rng: np.random.Generator) -> np.ndarray:
