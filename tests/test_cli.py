@@ -14,7 +14,7 @@ import pytest
 
 from dpgm import Dataset, Domain, MarkovRandomField
 from dpgm.cli import SEEDED_WARNING, main, sampling_seed
-from dpgm.evaluation import mean_tv
+from dpgm.evaluation import mean_tv, tv_distance
 from dpgm.privacy import cdp_epsilon, cdp_rho
 
 DOMAIN = Domain(["a", "b", "c", "d", "e"], [2, 3, 5, 4, 3])
@@ -304,6 +304,10 @@ def test_evaluate_reports_the_workload_error(inputs, tmp_path, capsys):
     expected = workload.error(real, synthetic)
     assert expected > 0.01
     assert float(match.group(1)) == pytest.approx(expected, abs=5e-5)
+    match = re.fullmatch(r"mean TV error over the workload's 2 marginals: (\d\.\d{4})", lines[2])
+    assert match, lines[2]
+    tv = np.mean([tv_distance(real.marginal(c), synthetic.marginal(c)) for c in workload])
+    assert tv > 0.001 and float(match.group(1)) == pytest.approx(tv, abs=5e-5)
     assert main([*args, "--ways", "9"]) == 2
     assert "--ways must be between 1 and 5" in capsys.readouterr().err
 

@@ -76,3 +76,15 @@ def test_unknown_name_raises(name):
         paths(name)
     with pytest.raises(ValueError, match="available: \\['adult'\\]"):
         load(name)
+
+
+def test_the_shipped_pairs_workload_lists_the_benchmark_pairs():
+    from importlib import resources
+
+    from dpgm.datasets import ADULT_PAIRS
+    from dpgm.workload import Workload
+
+    workload = Workload.load(resources.files("dpgm.datasets") / "adult-pairs.json")
+    assert workload.check(load("adult").domain).cliques == [
+        load("adult").domain.canonical(p) for p in ADULT_PAIRS
+    ]
