@@ -60,6 +60,26 @@ def paper_workload(data: Dataset, numeric: Sequence[str]) -> tuple[Workload, int
     raise RuntimeError("no workload seed below 1000 gives a model that fits")
 
 
+#: δ of the mechanisms that are (ε, δ)-DP in the experiments (the others are pure ε-DP)
+DELTAS = {"aim": 1e-9, "mst": 1e-9, "dualquery": 1e-3}
+#: PGM iterations where a mechanism's default (1000) would not fit the 30-minute budget of
+#: an experiment on 2 cores: on the Adult workload, HDMM's model (8.4e6 cells) takes about
+#: 0.5 s per iteration, and DualQuery's loss (161 rounds over 407,228 queries) about 2 s
+#: per iteration (its Adult error: 0.109 after 100 iterations, 0.088 after 250)
+ITERS = {"hdmm": 200, "dualquery": 200}
+#: runs per configuration (the paper takes the median of 5; 3 fit in 30 minutes)
+RUNS = 3
+
+
+def mechanism_options(mechanism: str, estimator: str, iters: int | None = None) -> dict:
+    """The keyword arguments of a mechanism in the experiments (δ, PGM iterations)."""
+    options: dict = {"delta": DELTAS[mechanism]} if mechanism in DELTAS else {}
+    iters = ITERS.get(mechanism) if iters is None else iters
+    if iters is not None and estimator == "pgm":
+        options["iters"] = iters
+    return options
+
+
 @dataclass
 class Run:
     """One fit of one mechanism: its workload error, or why it failed."""
@@ -94,7 +114,7 @@ def fit_and_score(
         if workload_json is None
         else Workload.from_json(workload_json)
     )
-    run = Run(dataset, mechanism, estimator, epsilon, seed)
+    run = Run(dataset, mechanism, estimator, epsilon, seed, extra={"options": options or {}})
     start = time.perf_counter()
     try:
         fitted = REGISTRY[mechanism](epsilon, estimator=estimator, **(options or {}))
@@ -162,6 +182,14 @@ def save_results(name: str, runs: Sequence[Run], table: str) -> Path:
     (OUTPUT / f"{name}.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
     (OUTPUT / f"{name}.md").write_text(table + "\n")
     return OUTPUT / f"{name}.json"
+
+
+def load_runs(name: str) -> list[Run]:
+    """The runs an experiment saved under experiments/output (none if it has not run)."""
+    path = OUTPUT / f"{name}.json"
+    if not path.exists():
+        return []
+    return [Run(**fields) for fields in json.loads(path.read_text())]
 
 
 def pyplot():

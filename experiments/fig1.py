@@ -3,7 +3,7 @@
 Workload error (Sec. 5.1) on the paper's workload, median over runs, for MWEM, PrivBayes,
 HDMM and DualQuery (δ = 0.001), each with its original estimator and with Private-PGM.
 
-    python -m experiments.fig1 [--runs 5] [--jobs 2] [--datasets adult child alarm]
+    python -m experiments.fig1 [--runs 3] [--jobs 2] [--datasets adult child alarm]
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import time
 from experiments._common import (
     DATASETS,
     OUTPUT,
+    RUNS,
     format_error,
     load_dataset,
+    mechanism_options,
     median_error,
     paper_workload,
     print_table,
@@ -35,20 +37,16 @@ PAPER = {
 }
 
 
-def mechanism_options(mechanism: str, iters: int | None) -> dict:
-    options: dict = {"delta": 1e-3} if mechanism == "dualquery" else {}
-    if iters is not None:
-        options["iters"] = iters
-    return options
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument(
-        "--iters", type=int, default=None, help="PGM iterations (default: each mechanism's)"
+        "--iters",
+        type=int,
+        default=None,
+        help="PGM iterations (default: each mechanism's; HDMM 200, see _common.ITERS)",
     )
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=MECHANISMS)
@@ -64,7 +62,7 @@ def main(argv=None) -> None:
             f"{workload.num_queries(data.domain)} queries"
         )
     tasks = [
-        (name, mech, est, args.epsilon, seed, mechanism_options(mech, args.iters))
+        (name, mech, est, args.epsilon, seed, mechanism_options(mech, est, args.iters))
         for name in args.datasets
         for mech in args.mechanisms
         for est in ESTIMATORS

@@ -3,7 +3,7 @@
 HDMM's strategy does not depend on ε or on the data, so every ε measures the same
 queries; only the noise and the estimator change. Median workload error over runs.
 
-    python -m experiments.fig2a [--runs 5] [--jobs 2] [--epsilons 0.1 0.3 1 3 10]
+    python -m experiments.fig2a [--runs 3] [--jobs 2] [--epsilons 0.1 0.3 1 3 10]
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import argparse
 import time
 
 from experiments._common import (
+    ITERS,
     OUTPUT,
+    RUNS,
     format_error,
     median_error,
     print_table,
@@ -28,9 +30,11 @@ LABELS = {"original": "HDMM+LLS", "pgm": "HDMM+PGM"}
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--iters", type=int, default=None, help="PGM iterations")
+    parser.add_argument(
+        "--iters", type=int, default=ITERS["hdmm"], help="PGM iterations (default %(default)s)"
+    )
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     args = parser.parse_args(argv)
 
@@ -39,7 +43,7 @@ def main(argv=None) -> None:
     for epsilon in args.epsilons:
         for est, options in ESTIMATORS.items():
             options = dict(options)
-            if est == "pgm" and args.iters is not None:
+            if est == "pgm":
                 options["iters"] = args.iters
             tasks += [("adult", "hdmm", est, epsilon, seed, options) for seed in range(args.runs)]
     runs = run_all(tasks, args.jobs)
