@@ -7,6 +7,7 @@ from itertools import product
 
 import numpy as np
 import pytest
+from mechanism_helpers import Untouchable
 from scipy import stats
 from scipy.special import logsumexp
 
@@ -406,11 +407,6 @@ def test_both_estimators_are_accurate_and_pgm_beats_the_records(data):
 
 
 # -- parameters --------------------------------------------------------------------------
-class _Untouchable:
-    """Stands in for data: any use of it fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name}) before the parameters were checked")
 
 
 @pytest.mark.parametrize(
@@ -427,8 +423,8 @@ class _Untouchable:
         ({"epsilon": 1.0, "samples": 2.5}, DpgmError, "samples must be an integer >= 1"),
         ({"epsilon": 1.0, "rounds": 1}, DpgmError, "rounds must be an integer >= 2"),
         ({"epsilon": 1.0, "rounds": True}, DpgmError, "rounds must be an integer >= 2"),
-        ({"epsilon": 1.0, "count_share": 0}, DpgmError, "count_share must be a finite number"),
-        ({"epsilon": 1.0, "count_share": 1.0}, DpgmError, r"count_share must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "count_share": 0}, DpgmError, r"count_share must be a number in \(0"),
+        ({"epsilon": 1.0, "count_share": 1.0}, DpgmError, r"count_share must be a number in \(0"),
         ({"epsilon": 1.0, "nu": 0.0}, DpgmError, "nu must be a finite number > 0"),
         ({"epsilon": 1.0, "nu": float("inf")}, DpgmError, "nu must be a finite number > 0"),
         ({"epsilon": 1.0, "max_rounds": 1}, DpgmError, "max_rounds must be an integer >= 2"),
@@ -439,7 +435,7 @@ class _Untouchable:
 )
 def test_bad_parameters_fail_at_construction(kwargs, error, message):
     with pytest.raises(error, match=message):
-        DualQuery(**kwargs).fit(_Untouchable(), rng=0)
+        DualQuery(**kwargs).fit(Untouchable(), rng=0)
 
 
 def test_too_large_model_fails_before_spending(data):

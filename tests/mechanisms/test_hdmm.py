@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from mechanism_helpers import Untouchable
 from scipy import stats
 
 import dpgm.mechanisms.hdmm as hdmm_module
@@ -344,11 +345,6 @@ def test_same_seed_identical_different_seed_differs(data, estimator, options):
 
 
 # -- parameters ----------------------------------------------------------------------------
-class _Untouchable:
-    """Stands in for data: any use of it fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name}) before the parameters were checked")
 
 
 @pytest.mark.parametrize(
@@ -371,7 +367,7 @@ class _Untouchable:
 )
 def test_bad_parameters_fail_at_construction(kwargs, error, message):
     with pytest.raises(error, match=message):
-        HDMM(**kwargs).fit(_Untouchable(), rng=0)
+        HDMM(**kwargs).fit(Untouchable(), rng=0)
 
 
 def test_hdmm_is_a_mechanism():

@@ -9,6 +9,7 @@ from itertools import combinations
 import networkx as nx
 import numpy as np
 import pytest
+from mechanism_helpers import Untouchable
 from scipy import optimize, stats
 
 import dpgm.mechanisms.mst as mst_module
@@ -178,11 +179,6 @@ def test_generator_seed_equivalent_to_int_seed(data):
 
 
 # -- parameters --------------------------------------------------------------------------
-class _Untouchable:
-    """Stands in for data: any use of it fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name}) before the parameters were checked")
 
 
 @pytest.mark.parametrize(
@@ -204,7 +200,7 @@ class _Untouchable:
 )
 def test_bad_parameters_fail_at_construction(kwargs, error, message):
     with pytest.raises(error, match=message):
-        MST(**kwargs).fit(_Untouchable(), rng=0)
+        MST(**kwargs).fit(Untouchable(), rng=0)
     assert issubclass(PrivacyParameterError, DpgmError)
     assert issubclass(DpgmError, ValueError)
 

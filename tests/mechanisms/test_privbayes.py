@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from mechanism_helpers import Untouchable
 from scipy import optimize, stats
 
 import dpgm.mechanisms.privbayes as privbayes_module
@@ -383,13 +384,6 @@ def test_progress_lines_and_workload_ignored(data):
         PrivBayes(1.0).fit(data, workload=[("a", "nope")], rng=1)
 
 
-class _Untouchable:
-    """Stands in for data: any use of it fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name}) before the parameters were checked")
-
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
@@ -413,7 +407,7 @@ class _Untouchable:
 )
 def test_bad_parameters_fail_at_construction(kwargs, error, message):
     with pytest.raises(error, match=message):
-        PrivBayes(**kwargs).fit(_Untouchable(), rng=0)
+        PrivBayes(**kwargs).fit(Untouchable(), rng=0)
 
 
 def test_is_a_mechanism():

@@ -61,7 +61,14 @@ from dpgm.inference.junction_tree import (
     elimination_order,
     interaction_graph,
 )
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.base import (
+    Mechanism,
+    Progress,
+    WorkloadLike,
+    fraction,
+    positive_int,
+    positive_number,
+)
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
@@ -71,23 +78,6 @@ from dpgm.workload import Workload
 Clique = tuple[str, ...]
 MEGABYTE = 2.0**20
 BIAS = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π)·σ: the L1 error per cell of noise alone
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _positive_number(name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def downward_closure(domain: Domain, workload: Iterable[Iterable[str]]) -> dict[Clique, int]:
@@ -179,14 +169,12 @@ class AIM(Mechanism):
         if delta is None:
             raise PrivacyParameterError("AIM works under zCDP and needs delta in (0, 1)")
         super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.rounds = None if rounds is None else _positive_int("rounds", rounds)
-        self.alpha = _positive_number("alpha", alpha)
-        if self.alpha >= 1:
-            raise DpgmError(f"alpha must be in (0, 1), got {alpha!r}")
-        self.max_model_size = _positive_number("max_model_size", max_model_size)
-        self.max_cells = _positive_int("max_cells", max_cells)
-        self.round_iters = _positive_int("round_iters", round_iters)
-        self.iters = _positive_int("iters", iters)
+        self.rounds = None if rounds is None else positive_int("rounds", rounds)
+        self.alpha = fraction("alpha", alpha)
+        self.max_model_size = positive_number("max_model_size", max_model_size)
+        self.max_cells = positive_int("max_cells", max_cells)
+        self.round_iters = positive_int("round_iters", round_iters)
+        self.iters = positive_int("iters", iters)
         #: one entry per round, in order
         self.history: list[AIMRound] = []
         #: seconds spent in each stage of the last ``fit``

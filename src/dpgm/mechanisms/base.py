@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from dpgm.dataset import Dataset
+from dpgm.errors import DpgmError
 from dpgm.estimation.measurement import Measurement
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.measure import measure_linear
 from dpgm.random import as_generator
 from dpgm.workload import Workload, as_workload
 
@@ -85,3 +88,54 @@ class Mechanism:
     ) -> MarkovRandomField | Dataset | object:
         """Spend the budget on ``data`` and return the estimate (see the class docstring)."""
         raise NotImplementedError
+
+
+def positive_int(name: str, value, least: int = 1) -> int:
+    """``value`` as an int, or a :class:`DpgmError` unless it is an integer >= ``least``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise DpgmError(f"{name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+def _is_number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+
+
+def positive_number(name: str, value) -> float:
+    """``value`` as a float, or a :class:`DpgmError` unless it is finite and > 0."""
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:
+        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def fraction(name: str, value) -> float:
+    """``value`` as a float, or a :class:`DpgmError` unless it lies in (0, 1)."""
+    if not _is_number(value) or not 0 < value < 1:
+        raise DpgmError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def measure_record_count(
+    data: Dataset,
+    budget: PrivacyBudget,
+    rng: np.random.Generator | None,
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+) -> Measurement:
+    """The record count with noise, charged to ``budget`` (``epsilon`` or ``rho`` of it).
+
+    Under add/remove DP the count is private. It is one linear query, the all-ones row on
+    the first attribute's marginal (sensitivity 1): one scalar has the least noise.
+    """
+    first = data.domain.attrs[0]
+    return measure_linear(
+        data,
+        (first,),
+        np.ones((1, data.domain[first])),
+        epsilon=epsilon,
+        rho=rho,
+        budget=budget,
+        rng=rng,
+        label="record count",
+    )

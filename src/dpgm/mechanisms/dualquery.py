@@ -74,11 +74,18 @@ from dpgm.errors import DpgmError, ModelTooLargeError, PrivacyParameterError
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.estimation.losses import CustomLoss
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.base import (
+    Mechanism,
+    Progress,
+    WorkloadLike,
+    fraction,
+    measure_record_count,
+    positive_int,
+    positive_number,
+)
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
-from dpgm.privacy.measure import measure_linear
 from dpgm.workload import Workload
 
 Clique = tuple[str, ...]
@@ -87,23 +94,6 @@ Clique = tuple[str, ...]
 def _squares(rounds: int) -> float:
     """Σ_{t=1}^{T} (t − 1)²: the draws' privacy cost in units of s·η²/2."""
     return (rounds - 1) * rounds * (2 * rounds - 1) / 6.0
-
-
-def _positive_number(name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _positive_int(name: str, value, least: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise DpgmError(f"{name} must be an integer >= {least}, got {value!r}")
-    return int(value)
 
 
 class QuerySet:
@@ -430,15 +420,13 @@ class DualQuery(Mechanism):
         if delta is None:
             raise PrivacyParameterError("DualQuery works under zCDP and needs delta in (0, 1)")
         super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.samples = _positive_int("samples", samples)
-        self.rounds = None if rounds is None else _positive_int("rounds", rounds, least=2)
-        self.nu = _positive_number("nu", nu)
-        self.max_rounds = _positive_int("max_rounds", max_rounds, least=2)
-        if _positive_number("count_share", count_share) >= 1:
-            raise DpgmError(f"count_share must be in (0, 1), got {count_share!r}")
-        self.count_share = float(count_share)
-        self.iters = _positive_int("iters", iters)
-        if _positive_number("max_cells", max_cells) < 1:
+        self.samples = positive_int("samples", samples)
+        self.rounds = None if rounds is None else positive_int("rounds", rounds, least=2)
+        self.nu = positive_number("nu", nu)
+        self.max_rounds = positive_int("max_rounds", max_rounds, least=2)
+        self.count_share = fraction("count_share", count_share)
+        self.iters = positive_int("iters", iters)
+        if positive_number("max_cells", max_cells) < 1:
             raise DpgmError(f"max_cells must be >= 1, got {max_cells!r}")
         self.max_cells = float(max_cells)
         self.eta: float | None = None
@@ -495,16 +483,7 @@ class DualQuery(Mechanism):
         count_rho = self.count_share * budget.total
         draws_rho = budget.total - count_rho
 
-        first = domain.attrs[0]
-        count = measure_linear(
-            data,
-            (first,),
-            np.ones((1, domain[first])),
-            rho=count_rho,
-            budget=budget,
-            rng=noise_rng,
-            label="record count",
-        )
+        count = measure_record_count(data, budget, noise_rng, rho=count_rho)
         self.measurements = [count]
         self.total = n_hat = max(1.0, float(count.values[0]))
         self._say(f"measured the record count: {n_hat:.1f} (rho={count_rho:.4g})")

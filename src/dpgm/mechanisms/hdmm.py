@@ -56,7 +56,7 @@ from dpgm.estimation.least_squares import (
 )
 from dpgm.estimation.measurement import KroneckerQuery, Measurement
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike, positive_int
 from dpgm.mechanisms.tables import TableModel
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
@@ -172,10 +172,6 @@ def _is_identity(matrix: np.ndarray) -> bool:
 
 
 # -- the mechanism -----------------------------------------------------------------------
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 class HDMM(Mechanism):
@@ -208,7 +204,7 @@ class HDMM(Mechanism):
                 f"HDMM is pure epsilon-DP (Laplace noise): delta must be None, got {delta!r}"
             )
         super().__init__(epsilon, None, estimator=estimator, progress=progress)
-        self.iters = _positive_int("iters", iters)
+        self.iters = positive_int("iters", iters)
         if least_squares not in LEAST_SQUARES:
             raise DpgmError(f"least_squares must be one of {LEAST_SQUARES}, got {least_squares!r}")
         self.least_squares = least_squares
@@ -220,8 +216,8 @@ class HDMM(Mechanism):
         ):
             raise DpgmError(f"max_cells must be a finite number >= 1, got {max_cells!r}")
         self.max_cells = float(max_cells)
-        self.lsmr_iters = _positive_int("lsmr_iters", lsmr_iters)
-        self.p = None if p is None else _positive_int("p", p)
+        self.lsmr_iters = positive_int("lsmr_iters", lsmr_iters)
+        self.p = None if p is None else positive_int("p", p)
         #: the strategy of each workload clique (set by fit; see :meth:`strategy`)
         self.strategies: dict[Clique, KroneckerQuery] = {}
         #: "global" or "local": the least squares the original estimator used

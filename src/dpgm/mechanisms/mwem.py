@@ -52,7 +52,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, ModelTooLargeError
+from dpgm.errors import ModelTooLargeError
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.estimation.measurement import Measurement
 from dpgm.estimation.multiplicative_weights import (
@@ -61,7 +61,15 @@ from dpgm.estimation.multiplicative_weights import (
     table_bytes,
 )
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.base import (
+    Mechanism,
+    Progress,
+    WorkloadLike,
+    fraction,
+    measure_record_count,
+    positive_int,
+    positive_number,
+)
 from dpgm.mechanisms.tables import TableModel
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
@@ -70,23 +78,6 @@ from dpgm.privacy.measure import measure_linear
 from dpgm.workload import Workload
 
 Clique = tuple[str, ...]
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _positive_number(name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 class MWEM(Mechanism):
@@ -117,16 +108,13 @@ class MWEM(Mechanism):
         progress: Progress | None = None,
     ):
         super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.rounds = _positive_int("rounds", rounds)
-        share = _positive_number("total_share", total_share)
-        if share >= 1:
-            raise DpgmError(f"total_share must be in (0, 1), got {total_share!r}")
-        self.total_share = share
-        self.mw_passes = _positive_int("mw_passes", mw_passes)
-        self.max_memory = _positive_number("max_memory", max_memory)
-        self.round_iters = _positive_int("round_iters", round_iters)
-        self.iters = _positive_int("iters", iters)
-        self.max_cells = _positive_number("max_cells", max_cells)
+        self.rounds = positive_int("rounds", rounds)
+        self.total_share = fraction("total_share", total_share)
+        self.mw_passes = positive_int("mw_passes", mw_passes)
+        self.max_memory = positive_number("max_memory", max_memory)
+        self.round_iters = positive_int("round_iters", round_iters)
+        self.iters = positive_int("iters", iters)
+        self.max_cells = positive_number("max_cells", max_cells)
         #: the chosen queries, one per round: (clique, row index of W_C)
         self.selected: list[tuple[Clique, tuple[int, ...]]] = []
         #: the noisy record count
@@ -171,16 +159,7 @@ class MWEM(Mechanism):
             smallest = min(workload.cliques, key=domain.size)
             tables.plan(smallest)  # raises if even the smallest clique's table is too big
 
-        first = domain.attrs[0]
-        count = measure_linear(
-            data,
-            (first,),
-            np.ones((1, domain[first])),
-            **spend(count_part),
-            budget=budget,
-            rng=noise_rng,
-            label="record count",
-        )
+        count = measure_record_count(data, budget, noise_rng, **spend(count_part))
         self.total = total = max(1.0, float(count.values[0]))
         self.measurements = [count]
         self._say(f"measured the record count: {total:.1f} ({budget.mode}, {count_part:.4g})")

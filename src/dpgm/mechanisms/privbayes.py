@@ -74,14 +74,22 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, PrivacyParameterError
+from dpgm.errors import PrivacyParameterError
 from dpgm.estimation.algorithms import estimate
 from dpgm.estimation.measurement import Measurement
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.base import (
+    Mechanism,
+    Progress,
+    WorkloadLike,
+    fraction,
+    measure_record_count,
+    positive_int,
+    positive_number,
+)
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
-from dpgm.privacy.measure import measure_linear, measure_marginals
+from dpgm.privacy.measure import measure_marginals
 
 Pair = tuple[str, tuple[str, ...]]
 
@@ -99,33 +107,6 @@ def r_score(table: np.ndarray) -> float:
     parents = table.sum(axis=0)
     product = np.multiply.outer(child, parents) / total
     return 0.5 * float(np.abs(table - product).sum())
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DpgmError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _fraction(name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not 0 < value < 1
-    ):
-        raise DpgmError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
-
-
-def _positive_number(name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def parent_sets(
@@ -184,11 +165,11 @@ class PrivBayes(Mechanism):
                 f"PrivBayes is pure epsilon-DP: delta must be None, got {delta!r}"
             )
         super().__init__(epsilon, None, estimator=estimator, progress=progress)
-        self.degree = _positive_int("degree", degree)
-        self.beta = _fraction("beta", beta)
-        self.count_share = _fraction("count_share", count_share)
-        self.theta = _positive_number("theta", theta)
-        self.iters = _positive_int("iters", iters)
+        self.degree = positive_int("degree", degree)
+        self.beta = fraction("beta", beta)
+        self.count_share = fraction("count_share", count_share)
+        self.theta = positive_number("theta", theta)
+        self.iters = positive_int("iters", iters)
         #: the network: (child, parents) in the order chosen, the first with no parents
         self.network: list[Pair] = []
         #: the cliques whose marginals were measured (domain order)
@@ -223,16 +204,7 @@ class PrivBayes(Mechanism):
         else:  # nothing to select: the marginal gets all but the count
             epsilon_round, epsilon_marginals = 0.0, self.epsilon - count_part
 
-        first = domain.attrs[0]
-        count = measure_linear(
-            data,
-            (first,),
-            np.ones((1, domain[first])),
-            epsilon=count_part,
-            budget=budget,
-            rng=noise_rng,
-            label="record count",
-        )
+        count = measure_record_count(data, budget, noise_rng, epsilon=count_part)
         self.measurements = [count]
         self.total = total = max(1.0, float(count.values[0]))
         self._say(f"measured the record count: {total:.1f} (epsilon={count_part:.4g})")
