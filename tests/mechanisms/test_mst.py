@@ -15,7 +15,7 @@ from scipy import optimize, stats
 import dpgm.mechanisms.mst as mst_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField, Measurement, estimate
 from dpgm.datasets import ADULT_PAIRS
-from dpgm.errors import PrivacyParameterError
+from dpgm.errors import BudgetExceededError, PrivacyParameterError
 from dpgm.evaluation import tv_distance
 from dpgm.mechanisms import MST, Mechanism
 from dpgm.privacy import PrivacyBudget, cdp_rho
@@ -319,3 +319,21 @@ def test_adult_accuracy():
     assert mean_tv(adult, synthetic, 1) < 0.012
     pair_tv = [tv_distance(adult.marginal(p), synthetic.marginal(p)) for p in ADULT_PAIRS]
     assert np.mean(pair_tv) < 0.08
+
+
+def test_refuses_to_overspend_and_records_nothing_more(data, monkeypatch):
+    # a two-way measurement asking 5% more than its third is refused before any noise
+    real = mst_module.measure_marginals
+
+    def greedy(data, cliques, *, rho, label, **kwargs):
+        if label == "two-way marginals":
+            rho *= 1.05
+        return real(data, cliques, rho=rho, label=label, **kwargs)
+
+    monkeypatch.setattr(mst_module, "measure_marginals", greedy)
+    mechanism = MST(1.0, iters=10)
+    with pytest.raises(BudgetExceededError):
+        mechanism.fit(data, rng=0)
+    budget = mechanism.budget
+    assert not any("two-way" in entry.label for entry in budget.ledger)
+    assert budget.spent_rho == pytest.approx(2 * budget.total / 3)
