@@ -5,14 +5,17 @@ d attributes of size 10 and random records; every triple of adjacent attributes
 Private-PGM (Algorithm 2, the accelerated method), multiplicative weights on the full
 table (App. E.2, all measurements in one update) and LSMR (ordinary least squares) on
 the full table. The full-table baselines stop where their table (10^d cells, several
-copies) no longer fits in ``--max-gb``; the table shows where.
+copies) no longer fits in ``--max-gb`` (default: half this machine's memory); the table
+shows where.
 
-    python -m experiments.fig2b [--dims 3 4 5 6 7 8 10 30 100 300 1000] [--max-gb 2]
+    python -m experiments.fig2b [--dims 3 4 5 6 7 8 9 10 30 100 300 1000] [--max-gb GB]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
 
 import numpy as np
@@ -23,7 +26,7 @@ from experiments._common import OUTPUT, print_table, pyplot
 SIZE = 10
 SIGMA = 10.0
 ROWS = 10_000
-DIMS = (3, 4, 5, 6, 7, 8, 10, 30, 100, 300, 1000)
+DIMS = (3, 4, 5, 6, 7, 8, 9, 10, 30, 100, 300, 1000)
 #: copies of the full table a baseline keeps at once (the table, its update, temporaries)
 TABLE_COPIES = 4
 
@@ -38,6 +41,19 @@ def measurements_for(d: int, seed: int = 0) -> tuple[Domain, list[Measurement]]:
         Measurement(c, data.marginal(c).ravel() + rng.normal(0, SIGMA, SIZE**3), SIGMA)
         for c in cliques
     ]
+
+
+def physical_memory_gb() -> float:
+    """This machine's memory in GB."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+
+
+def format_gb(log10_gb: float) -> str:
+    """A memory size given by its log10 in GB, readable however large."""
+    if log10_gb < 6:
+        return f"{10**log10_gb:.3g} GB"
+    exponent = math.floor(log10_gb)
+    return f"{10 ** (log10_gb - exponent):.3g}e+{exponent} GB"
 
 
 def per_iteration(stamps: list[float]) -> float:
@@ -86,17 +102,23 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=list(DIMS))
     parser.add_argument("--iters", type=int, default=20, help="iterations timed per method")
-    parser.add_argument("--max-gb", type=float, default=2.0, help="memory the baselines may use")
+    parser.add_argument(
+        "--max-gb",
+        type=float,
+        default=physical_memory_gb() / 2,
+        help="memory the baselines may use (default: half this machine's, %(default).1f)",
+    )
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
     rows, curves = [], {"PGM": [], "MW": [], "LSMR": []}
     for d in args.dims:
         domain, measurements = measurements_for(d)
-        needed_gb = TABLE_COPIES * 8 * float(SIZE) ** d / 2**30
-        row = [str(d), f"{needed_gb:.3g} GB"]
+        # in log10 because 10^1000 cells overflow a float
+        log10_gb = d * math.log10(SIZE) + math.log10(TABLE_COPIES * 8 / 2**30)
+        row = [str(d), format_gb(log10_gb)]
         for name, timer in (("PGM", time_pgm), ("MW", time_mw), ("LSMR", time_lsmr)):
-            if name != "PGM" and needed_gb > args.max_gb:
+            if name != "PGM" and log10_gb > math.log10(args.max_gb):
                 row.append("does not fit")
                 continue
             seconds = timer(domain, measurements, args.iters)
