@@ -112,6 +112,7 @@ def main(argv=None) -> None:
 
     start = time.perf_counter()
     rows, curves = [], {"PGM": [], "MW": [], "LSMR": []}
+    first_too_big = None  # the first d whose full table does not fit
     for d in args.dims:
         domain, measurements = measurements_for(d)
         # in log10 because 10^1000 cells overflow a float
@@ -120,6 +121,7 @@ def main(argv=None) -> None:
         for name, timer in (("PGM", time_pgm), ("MW", time_mw), ("LSMR", time_lsmr)):
             if name != "PGM" and log10_gb > math.log10(args.max_gb):
                 row.append("does not fit")
+                first_too_big = d if first_too_big is None else min(first_too_big, d)
                 continue
             seconds = timer(domain, measurements, args.iters)
             curves[name].append((d, seconds))
@@ -138,6 +140,13 @@ def main(argv=None) -> None:
         for name, points in curves.items():
             if points:
                 ax.plot(*zip(*points), marker="o", label=name)
+        if first_too_big is not None:
+            ax.axvline(
+                first_too_big,
+                linestyle=":",
+                color="gray",
+                label=f"full table > {args.max_gb:.3g} GB",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("number of attributes")
