@@ -319,3 +319,36 @@ def test_synth_passes_workload_and_estimator(inputs, tmp_path, capsys):
     assert _synth(csv, domain, tmp_path / "o.csv", "--workload", str(workload_path)) == 2
     assert "zzz" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()
+
+
+ZCDP_MECHANISMS = {"mst", "aim", "dualquery"}
+
+
+@pytest.mark.parametrize("estimator", ["pgm", "original"])
+@pytest.mark.parametrize("mechanism", ["mst", "aim", "privbayes", "mwem", "dualquery", "hdmm"])
+def test_every_mechanism_and_estimator_writes_records_and_its_spend(
+    inputs, tmp_path, capsys, mechanism, estimator
+):
+    csv, domain = inputs
+    out = tmp_path / "synthetic.csv"
+    options = ("--mechanism", mechanism, "--estimator", estimator, "--seed", "0")
+    assert _synth(csv, domain, out, *options) == 0, capsys.readouterr().err
+    assert len(Dataset.load(out, domain)) > 0  # validates codes in range
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    match = re.fullmatch(r"privacy spent: epsilon=(\S+) delta=(\S+)( rho=\S+)?", last)
+    assert match, last
+    assert float(match.group(1)) == pytest.approx(1.0, rel=1e-5)
+    assert (match.group(3) is not None) == (mechanism in ZCDP_MECHANISMS)
+
+
+def test_hdmm_local_least_squares_is_refused_before_the_data_are_read(tmp_path, capsys):
+    # 40^5 ≈ 1e8 cells: over HDMM's max_cells, so its original estimator keeps local tables
+    big = Domain([f"x{i}" for i in range(5)], [40] * 5)
+    big.save(tmp_path / "domain.json")
+    missing = tmp_path / "never-read.csv"
+    code = _synth(
+        missing, tmp_path / "domain.json", tmp_path / "o.csv",
+        "--mechanism", "hdmm", "--estimator", "original",
+    )  # fmt: skip
+    _assert_one_line_error(capsys, code, "HDMM", "Private-PGM")
+    assert not (tmp_path / "o.csv").exists()

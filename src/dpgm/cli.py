@@ -86,6 +86,7 @@ def _synth(args: argparse.Namespace) -> int:
         print(SEEDED_WARNING, file=sys.stderr)
     domain = Domain.load(args.domain)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    mechanism.check_synthesizable(domain, workload)  # before any budget is spent
     data = Dataset.load(args.data, domain)
     say(f"loaded {len(data)} records, {len(domain)} attributes from {args.data}")
     result = mechanism.fit(data, workload=workload, rng=args.seed)

@@ -314,6 +314,31 @@ def test_global_too_large_fails_before_reading_data(data):
     assert log == [] and mechanism.budget.ledger == []
 
 
+@pytest.mark.parametrize(
+    ("estimator", "options", "samplable"),
+    [
+        ("pgm", {}, True),
+        ("original", {}, True),  # 288 cells: global least squares, one table
+        ("original", {"max_cells": 100}, False),  # auto falls back to local tables
+        ("original", {"least_squares": "local"}, False),
+    ],
+)
+def test_check_synthesizable_matches_what_fit_returns(data, estimator, options, samplable):
+    mechanism = HDMM(1.0, estimator=estimator, iters=10, **options)
+    if samplable:
+        mechanism.check_synthesizable(DOMAIN, WORKLOAD)
+    else:
+        with pytest.raises(DpgmError, match="cannot be sampled"):
+            mechanism.check_synthesizable(DOMAIN, WORKLOAD)
+    assert mechanism.budget is None  # deciding spends nothing
+    result = mechanism.fit(data, WORKLOAD, rng=0)
+    if samplable:
+        assert len(result.synthetic_data(50, rng=0)) == 50
+    else:
+        with pytest.raises(DpgmError, match="cannot be sampled"):
+            result.synthetic_data(50, rng=0)
+
+
 def test_progress_lines(data):
     lines: list[str] = []
     HDMM(1.0, iters=20, progress=lines.append).fit(data, WORKLOAD, rng=0)

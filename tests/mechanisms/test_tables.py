@@ -35,3 +35,14 @@ def test_local_tables_answer_only_inside_a_clique():
 def test_overlapping_independent_tables_are_refused():
     with pytest.raises(DpgmError, match="disjoint"):
         TableModel(DOMAIN, {("a", "b"): np.ones((2, 3)), ("b",): np.ones(3)}, 6, True)
+
+
+def test_one_full_table_is_sampled_like_a_distribution():
+    joint = RNG.random(DOMAIN.shape)
+    joint *= 1000 / joint.sum()
+    joint[0, 0, 0, 0] = -5.0  # least squares may go negative: such cells are never drawn
+    model = TableModel(DOMAIN, {DOMAIN.attrs: joint}, 1000.0)
+    sample = model.synthetic_data(40000, rng=2)
+    assert sample.marginal(DOMAIN.attrs)[0, 0, 0, 0] == 0
+    expected = np.clip(joint, 0, None).sum(axis=(0, 1))
+    assert np.allclose(sample.marginal(("c", "d")) / 40000, expected / expected.sum(), atol=0.02)

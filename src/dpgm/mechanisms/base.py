@@ -89,6 +89,13 @@ class Mechanism:
         """Spend the budget on ``data`` and return the estimate (see the class docstring)."""
         raise NotImplementedError
 
+    def check_synthesizable(self, domain, workload: WorkloadLike | None = None) -> None:
+        """Raise :class:`DpgmError` if ``fit`` on this domain could not yield synthetic data.
+
+        Decided from public facts only, so a caller that needs records can refuse before
+        any budget is spent.
+        """
+
 
 def positive_int(name: str, value, least: int = 1) -> int:
     """``value`` as an int, or a :class:`DpgmError` unless it is an integer >= ``least``."""

@@ -310,6 +310,17 @@ class HDMM(Mechanism):
         )
         return result
 
+    def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
+        """Refuse local least squares: its per-clique tables are not one distribution."""
+        workload = self._workload(workload, domain, default_ways=2)
+        if self._plan(domain, workload) == "local":
+            raise DpgmError(
+                f"HDMM's original estimator keeps one least-squares table per clique on this "
+                f"domain ({domain.size():,} cells, over max_cells={self.max_cells:,.0f}); "
+                "they are not one distribution and cannot be sampled. Use the Private-PGM "
+                "estimator for synthetic data"
+            )
+
     def _plan(self, domain: Domain, workload: Workload) -> str:
         """The estimation route, checked to fit in memory (public facts only)."""
         if self.estimator == "pgm":

@@ -86,8 +86,12 @@ class TableModel:
     def synthetic_data(
         self, n: int | None = None, rng: np.random.Generator | int | None = None
     ) -> Dataset:
-        """``n`` records (default: the total, rounded) drawn from independent tables."""
-        if not self.independent:
+        """``n`` records (default: the total, rounded) drawn from independent tables.
+
+        One table (a full-table estimate) is a distribution by itself; several tables that
+        overlap are not, and cannot be sampled.
+        """
+        if not self.independent and len(self.tables) > 1:
             raise DpgmError(
                 "these local tables are not one distribution and cannot be sampled; "
                 "use the Private-PGM estimator for synthetic data"
