@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from dpgm.dataset import Dataset
+from dpgm.domain import Domain
 from dpgm.errors import DpgmError
 from dpgm.estimation.measurement import Measurement
 from dpgm.model import MarkovRandomField
@@ -89,7 +90,7 @@ class Mechanism:
         """Spend the budget on ``data`` and return the estimate (see the class docstring)."""
         raise NotImplementedError
 
-    def check_synthesizable(self, domain, workload: WorkloadLike | None = None) -> None:
+    def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
         """Raise :class:`DpgmError` if ``fit`` on this domain could not yield synthetic data.
 
         Decided from public facts only, so a caller that needs records can refuse before

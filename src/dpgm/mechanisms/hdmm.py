@@ -314,9 +314,13 @@ class HDMM(Mechanism):
         """Refuse local least squares: its per-clique tables are not one distribution."""
         workload = self._workload(workload, domain, default_ways=2)
         if self._plan(domain, workload) == "local":
+            why = (
+                "least_squares='local'"
+                if self.least_squares == "local"
+                else f"the domain's {domain.size():,} cells exceed max_cells={self.max_cells:,.0f}"
+            )
             raise DpgmError(
-                f"HDMM's original estimator keeps one least-squares table per clique on this "
-                f"domain ({domain.size():,} cells, over max_cells={self.max_cells:,.0f}); "
+                f"HDMM's original estimator keeps one least-squares table per clique ({why}); "
                 "they are not one distribution and cannot be sampled. Use the Private-PGM "
                 "estimator for synthetic data"
             )
