@@ -109,10 +109,15 @@ def _is_number(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
 
 
-def positive_number(name: str, value) -> float:
-    """``value`` as a float, or a :class:`DpgmError` unless it is finite and > 0."""
-    if not _is_number(value) or not math.isfinite(value) or value <= 0:
-        raise DpgmError(f"{name} must be a finite number > 0, got {value!r}")
+def positive_number(name: str, value, at_least: float | None = None) -> float:
+    """``value`` as a float, or a :class:`DpgmError` unless it is finite and > 0
+    (``>= at_least`` where given)."""
+    if at_least is None:
+        valid, bound = _is_number(value) and value > 0, "> 0"
+    else:
+        valid, bound = _is_number(value) and value >= at_least, f">= {at_least:g}"
+    if not valid or not math.isfinite(value):
+        raise DpgmError(f"{name} must be a finite number {bound}, got {value!r}")
     return float(value)
 
 

@@ -39,7 +39,6 @@ Sec. 5.1) that gives every clique the same weight.
 from __future__ import annotations
 
 import functools
-import math
 import time
 
 import numpy as np
@@ -56,7 +55,13 @@ from dpgm.estimation.least_squares import (
 )
 from dpgm.estimation.measurement import KroneckerQuery, Measurement
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike, positive_int
+from dpgm.mechanisms.base import (
+    Mechanism,
+    Progress,
+    WorkloadLike,
+    positive_int,
+    positive_number,
+)
 from dpgm.mechanisms.tables import TableModel
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
@@ -208,14 +213,7 @@ class HDMM(Mechanism):
         if least_squares not in LEAST_SQUARES:
             raise DpgmError(f"least_squares must be one of {LEAST_SQUARES}, got {least_squares!r}")
         self.least_squares = least_squares
-        if (
-            isinstance(max_cells, bool)
-            or not isinstance(max_cells, (int, float, np.integer, np.floating))
-            or not math.isfinite(max_cells)
-            or max_cells < 1
-        ):
-            raise DpgmError(f"max_cells must be a finite number >= 1, got {max_cells!r}")
-        self.max_cells = float(max_cells)
+        self.max_cells = positive_number("max_cells", max_cells, at_least=1)
         self.lsmr_iters = positive_int("lsmr_iters", lsmr_iters)
         self.p = None if p is None else positive_int("p", p)
         #: the strategy of each workload clique (set by fit; see :meth:`strategy`)
