@@ -82,22 +82,27 @@ def test_minus_inf_message_branch(zero_in):
     assert model.log_partition == pytest.approx(np.log(3 * 3))
 
 
+def _assert_linear_matches_log_space(plan: MessagePlan, spread: float, total: float) -> None:
+    """Linear-space marginals and log Z at random potentials equal log-space calibration's."""
+    rng = np.random.default_rng(int(spread))
+    theta = [rng.normal(scale=spread, size=shape) for shape in plan.shapes]
+    cal = plan.calibrate(theta, "sum")
+    flat, log_z = plan.marginals(plan.pack(theta), total)
+    expected = plan.pack([total * np.exp(b) for b in cal.log_marginals()])
+    np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
+    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)
+
+
 @pytest.mark.parametrize("spread", [1.0, 5.0, 400.0, 2000.0])
 def test_linear_space_marginals_match_log_space(spread):
     """The estimation fast path agrees with log-space calibration, in and past its range."""
     from dpgm import Domain
     from dpgm.inference import JunctionTree
 
-    rng = np.random.default_rng(int(spread))
     domain = Domain(["a", "b", "c", "d", "e"], [2, 3, 4, 2, 3])
     cliques = [("a", "b"), ("b", "c"), ("c", "d"), ("b", "e"), ("a", "c")]
     plan = MessagePlan(JunctionTree.build(domain, cliques))
-    theta = [rng.normal(scale=spread, size=shape) for shape in plan.shapes]
-    cal = plan.calibrate(theta, "sum")
-    flat, log_z = plan.marginals(plan.pack(theta), 7.0)
-    expected = plan.pack([7.0 * np.exp(b) for b in cal.log_marginals()])
-    np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
-    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)
+    _assert_linear_matches_log_space(plan, spread, 7.0)
 
 
 @pytest.mark.parametrize("spread", [1.0, 30.0, 2000.0])
@@ -107,15 +112,8 @@ def test_linear_space_marginals_on_a_star(spread):
     from dpgm import Domain
     from dpgm.inference import JunctionTree
 
-    rng = np.random.default_rng(int(spread))
     domain = Domain(["x", "y", "z", "a", "b", "c", "d", "e"], [3, 2, 4, 2, 3, 2, 5, 2])
     cliques = [("x", "y", "z"), ("x", "a"), ("y", "b"), ("z", "c"), ("x", "d"), ("y", "e")]
     tree = JunctionTree.build(domain, cliques)
     assert max(len(children) for children in tree.children) > 2
-    plan = MessagePlan(tree)
-    theta = [rng.normal(scale=spread, size=shape) for shape in plan.shapes]
-    cal = plan.calibrate(theta, "sum")
-    flat, log_z = plan.marginals(plan.pack(theta), 3.0)
-    expected = plan.pack([3.0 * np.exp(b) for b in cal.log_marginals()])
-    np.testing.assert_allclose(flat, expected, rtol=1e-9, atol=1e-300)
-    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)
+    _assert_linear_matches_log_space(MessagePlan(tree), spread, 3.0)
