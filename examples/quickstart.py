@@ -19,8 +19,8 @@ cliques = [(a,) for a in domain] + [
     ("education-num", "income>50K"),
     ("sex", "income>50K"),
 ]
-# rng=0 makes the run reproducible (research only); leave it out for a release
-measurements = dpgm.privacy.measure_marginals(data, cliques, rho=budget.total, budget=budget, rng=0)
+# the release path: OpenDP's exact noise (rng=seed would make it reproducible, for research only)
+measurements = dpgm.privacy.measure_marginals(data, cliques, rho=budget.total, budget=budget)
 print(
     f"spent rho={budget.spent_rho:.4g} of {budget.total:.4g}; (eps, delta) = "
     f"{budget.spent_epsilon_delta()}"

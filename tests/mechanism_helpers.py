@@ -1,6 +1,9 @@
-"""Helpers shared by the mechanisms' tests."""
+"""Helpers shared by the mechanisms' tests: stand-ins for data, fast settings, budgets."""
 
 from __future__ import annotations
+
+from dpgm import Dataset, Domain, MarkovRandomField
+from dpgm.privacy import PrivacyBudget
 
 
 class Untouchable:
@@ -8,3 +11,60 @@ class Untouchable:
 
     def __getattr__(self, name):
         raise AssertionError(f"data was read ({name}) before the parameters were checked")
+
+
+def _read(self):
+    raise AssertionError("the records were read before a public-facts check")
+
+
+class PublicOnly(Dataset):
+    """A Dataset whose public domain may be read, and nothing else."""
+
+    records = property(_read)
+    weights = property(_read)
+
+    def __init__(self, domain: Domain):  # noqa: D107 (no records to keep)
+        self.domain = domain
+
+    def marginal(self, attrs):
+        _read(self)
+
+    def __len__(self):
+        _read(self)
+
+
+#: per mechanism, options that keep a fit on a small domain fast (and within its limits)
+FAST = {
+    "mst": {"iters": 30},
+    "aim": {"rounds": 6, "round_iters": 10, "iters": 30},
+    "privbayes": {"iters": 30},
+    "mwem": {"rounds": 3, "round_iters": 10, "iters": 30, "mw_passes": 2},
+    "dualquery": {"samples": 5, "rounds": 4, "iters": 20},
+    "hdmm": {"iters": 30},
+}
+
+
+def sample_data(domain: Domain, n: int, seed: int = 0) -> Dataset:
+    """``n`` records from a random chain model over ``domain``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    pairs = list(zip(domain.attrs, domain.attrs[1:]))
+    potentials = {p: rng.normal(size=domain.project(p).shape) for p in pairs}
+    return MarkovRandomField(domain, potentials, total=n).sample(n, rng=seed)
+
+
+def prespent(mechanism, share: float):
+    """Make ``mechanism`` fit against a ledger another release already spent ``share`` of."""
+    make = mechanism.new_budget
+
+    def new_budget() -> PrivacyBudget:
+        budget = make()
+        if budget.mode == "pure":
+            budget.charge(epsilon=share * budget.total, label="another release")
+        else:
+            budget.charge(rho=share * budget.total, label="another release")
+        return budget
+
+    mechanism.new_budget = new_budget
+    return mechanism

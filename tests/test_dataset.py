@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from dpgm import DataError, Dataset, Domain, DomainError
+from dpgm.errors import DataWarning
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def test_records_and_project(domain):
     sub = data.project(["c", "a"])
     assert sub.domain == Domain(["c", "a"], [4, 3])
     np.testing.assert_array_equal(sub.records, [[3, 0], [0, 2]])
-    assert "2 records" in repr(data)
+    assert repr(data) == f"Dataset({domain!r})"  # the exact count is private
 
 
 def test_bool_and_float_integer_columns_are_accepted():
@@ -62,7 +64,8 @@ def test_bool_and_float_integer_columns_are_accepted():
 
 def test_dataframe_columns_selected_by_name(domain):
     frame = pd.DataFrame({"c": [3, 1], "extra": ["x", "y"], "a": [2, 0], "b": [1, 1]})
-    data = Dataset.from_pandas(frame, domain)
+    with pytest.warns(DataWarning, match=r"\['extra'\] are not in the domain"):
+        data = Dataset.from_pandas(frame, domain)
     np.testing.assert_array_equal(data.records, [[2, 1, 3], [0, 1, 1]])
     pd.testing.assert_frame_equal(
         data.to_pandas(), pd.DataFrame({"a": [2, 0], "b": [1, 1], "c": [3, 1]})
@@ -146,7 +149,8 @@ def test_load_csv_and_domain_json(tmp_path, domain):
     csv.write_text("c,b,a,w\n3,1,2,0.5\n0,0,0,1.0\n3,1,2,0.25\n")
     domain_path = tmp_path / "domain.json"
     domain.save(domain_path)
-    data = Dataset.load(csv, domain_path)
+    with pytest.warns(DataWarning, match=r"\['w'\]"):
+        data = Dataset.load(csv, domain_path)
     assert data.domain == domain
     np.testing.assert_array_equal(data.records, [[2, 1, 3], [0, 0, 0], [2, 1, 3]])
     assert data.marginal(["a", "c"])[2, 3] == 2
@@ -175,3 +179,65 @@ def test_load_errors(tmp_path, domain):
     out.write_text("a,b,c\n0,1,9\n")
     with pytest.raises(DataError, match=r"column 'c' has value 9 at row 0"):
         Dataset.load(out, domain)
+
+
+def test_load_refuses_repeated_column_names(tmp_path, domain):
+    csv = tmp_path / "twice.csv"
+    csv.write_text("a,b,c,a\n0,0,0,1\n")  # pandas would rename the second to a.1
+    with pytest.raises(DataError, match=r"\['a'\] appear more than once"):
+        Dataset.load(csv, domain)
+    frame = pd.DataFrame([[0, 0, 0, 1]], columns=["a", "b", "c", "a"])
+    with pytest.raises(DataError, match="repeated column name"):
+        Dataset(frame, domain)
+
+
+@pytest.mark.parametrize("content", [b"not gzip at all", b"truncated"], ids=["bad", "truncated"])
+def test_load_refuses_corrupt_compressed_files(tmp_path, domain, content):
+    path = tmp_path / "data.csv.gz"
+    if content == b"truncated":
+        content = gzip.compress(b"a,b,c\n" + b"0,1,2\n" * 1000)[:40]
+    path.write_bytes(content)
+    with pytest.raises(DataError, match="corrupt or truncated compressed file"):
+        Dataset.load(path, domain)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["9223372036854775808", "99999999999999999999", "1e300"],
+    ids=["uint64", "big", "float"],
+)
+def test_values_beyond_int64_are_reported_as_written(tmp_path, value):
+    csv = tmp_path / "big.csv"
+    csv.write_text(f"a\n1\n{value}\n")
+    with pytest.raises(DataError, match=r"value .* at row 1, outside its domain 0..2") as info:
+        Dataset.load(csv, Domain(["a"], [3]))
+    assert "-9223372036854775808" not in str(info.value)
+    assert float(str(info.value).split("value ")[1].split(" ")[0]) == float(value)
+
+
+def test_huge_attribute_sizes_do_not_overflow():
+    data = Dataset([[5], [2**62]], Domain(["a"], [2**70]))
+    assert data.records[:, 0].tolist() == [5, 2**62]
+
+
+def test_domain_json_refuses_repeated_keys(tmp_path):
+    path = tmp_path / "domain.json"
+    path.write_text('{"a": 2, "b": 3, "a": 4}')
+    with pytest.raises(DomainError, match=r"\['a'\] are listed more than once"):
+        Domain.load(path)
+
+
+def test_save_is_all_or_nothing(tmp_path, domain, monkeypatch):
+    out = tmp_path / "out.csv"
+    out.write_text("precious\n")
+    data = Dataset([[0, 1, 3]], domain)
+
+    def fail(self, handle, **kwargs):
+        handle.write("a,b,c\n0,1,")  # part of the file, then the disk fills up
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", fail)
+    with pytest.raises(OSError, match="No space"):
+        data.save(out)
+    assert out.read_text() == "precious\n"  # untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]  # no temporary left

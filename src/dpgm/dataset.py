@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import warnings
+import zlib
 from collections.abc import Iterable
 from os import PathLike
 from typing import TYPE_CHECKING
@@ -9,51 +12,63 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.errors import DataError
+from dpgm.errors import DataError, DataWarning, user_stacklevel
+from dpgm.files import atomic_write
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
-    """Integer codes of one column, or a :class:`DataError` naming the first bad value."""
-    values = np.asarray(column)
+    """Integer codes of one column, or a :class:`DataError` naming the first bad value.
+
+    Range checks run before any conversion to int64, so a value too large for int64 is
+    reported as written, not as the number it would wrap to.
+    """
+    original = np.asarray(column)
+    values = original
     if values.dtype.kind == "b":
         values = values.astype(np.int64)
-    if values.dtype.kind == "f":
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"column {name!r} has a missing or non-finite value ({values[row]}) at row {row}"
-            )
-        fractional = values != np.round(values)
-        if fractional.any():
-            row = int(np.flatnonzero(fractional)[0])
-            raise DataError(f"column {name!r} has a non-integer value {values[row]} at row {row}")
-    elif values.dtype.kind not in "iu":
+    elif values.dtype.kind not in "iuf":
         # object / string columns: only integer-like entries are allowed
         try:
             values = values.astype(np.float64)
-        except (TypeError, ValueError):
-            for row, item in enumerate(values):
+        except (TypeError, ValueError, OverflowError):
+            for row, item in enumerate(original):
                 try:
                     float(item)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise DataError(
                         f"column {name!r} has a non-numeric value {item!r} at row {row}; "
                         "records must be integer codes 0..size-1"
                     ) from None
             raise
-        return _validate_column(name, values, size)
-    codes = values.astype(np.int64, copy=False)
-    out_of_range = (codes < 0) | (codes >= size)
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"column {name!r} has a missing or non-finite value ({original[row]}) at row {row}"
+            )
+        fractional = values != np.round(values)
+        if fractional.any():
+            row = int(np.flatnonzero(fractional)[0])
+            raise DataError(
+                f"column {name!r} has a non-integer value {original[row]} at row {row}"
+            )
+    # sizes beyond int64 cannot be compared in int64: every value below 2**63 is in range
+    upper = min(int(size), _INT64_MAX + 1)
+    out_of_range = (values < 0) | (values >= upper)
     if out_of_range.any():
         row = int(np.flatnonzero(out_of_range)[0])
         raise DataError(
-            f"column {name!r} has value {codes[row]} at row {row}, outside its domain 0..{size - 1}"
+            f"column {name!r} has value {original[row]} at row {row}, "
+            f"outside its domain 0..{int(size) - 1}"
         )
-    return codes
+    return values.astype(np.int64, copy=False)
 
 
 class Dataset:
@@ -68,10 +83,21 @@ class Dataset:
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
         if hasattr(records, "columns"):  # a pandas DataFrame: select columns by name
+            names = [str(c) for c in records.columns]
+            repeated = sorted({c for c in names if names.count(c) > 1})
+            if repeated:
+                raise DataError(f"the data has repeated column name(s) {repeated}")
             missing = [a for a in domain.attrs if a not in records.columns]
             if missing:
                 raise DataError(
                     f"the data has no column(s) {missing}; its columns are {list(records.columns)}"
+                )
+            unused = [c for c in names if c not in domain]
+            if unused:
+                warnings.warn(
+                    f"column(s) {unused} are not in the domain and will be ignored",
+                    DataWarning,
+                    stacklevel=user_stacklevel(),
                 )
             columns = [_validate_column(a, records[a].to_numpy(), domain[a]) for a in domain.attrs]
             array = np.column_stack(columns) if columns else np.zeros((len(records), 0), np.int64)
@@ -114,7 +140,9 @@ class Dataset:
         if isinstance(weights, str):
             if weights not in frame.columns:
                 raise DataError(f"no weight column {weights!r} in the data")
-            weights = frame[weights].to_numpy()
+            column = weights
+            weights = frame[column].to_numpy()
+            frame = frame.drop(columns=[column])
         return cls(frame, domain, weights)
 
     @classmethod
@@ -125,17 +153,10 @@ class Dataset:
         weights: str | None = None,
     ) -> Dataset:
         """Records from a CSV file (optionally compressed) and a domain or domain JSON path."""
-        import pandas as pd
 
         if not isinstance(domain, Domain):
             domain = Domain.load(domain)
-        try:
-            frame = pd.read_csv(path)
-        except pd.errors.EmptyDataError:
-            raise DataError(f"{path}: the file is empty") from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            reason = str(exc).strip().splitlines()[0]
-            raise DataError(f"{path}: not a readable CSV file ({reason})") from None
+        frame = read_table(path)
         return cls.from_pandas(frame, domain, weights)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -145,8 +166,9 @@ class Dataset:
         return pd.DataFrame(self.records, columns=list(self.domain.attrs))
 
     def save(self, path: str | PathLike[str]) -> None:
-        """Write the records as CSV (weights are not written)."""
-        self.to_pandas().to_csv(path, index=False)
+        """Write the records as CSV (weights are not written), whole or not at all."""
+        with atomic_write(path) as handle:
+            self.to_pandas().to_csv(handle, index=False)
 
     # -- statistics -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -175,4 +197,32 @@ class Dataset:
         return counts.astype(np.float64, copy=False).reshape(shape)
 
     def __repr__(self) -> str:
-        return f"Dataset({len(self)} records, {self.domain!r})"
+        # the exact number of records is private: a repr may end up in a log
+        return f"Dataset({self.domain!r})"
+
+
+def read_table(path: str | PathLike[str]) -> pd.DataFrame:
+    """A CSV file (optionally compressed) as a DataFrame, or a one-line :class:`DataError`.
+
+    Column names must be distinct: pandas would silently rename a repeated ``a`` to
+    ``a.1``, and the domain would then pick the wrong column.
+    """
+    import pandas as pd
+
+    try:
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str)
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path}: the file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise DataError(f"{path}: not a readable CSV file ({reason})") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: a corrupt or truncated compressed file ({exc})") from None
+    except MemoryError:
+        raise DataError(f"{path}: the file does not fit in memory") from None
+    names = [str(c) for c in header.iloc[0].tolist()] if len(header) else []
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise DataError(f"{path}: the column name(s) {repeated} appear more than once")
+    return frame

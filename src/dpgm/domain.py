@@ -8,6 +8,16 @@ from functools import reduce
 from os import PathLike
 
 from dpgm.errors import DomainError
+from dpgm.files import atomic_write
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's pairs as a dict, refusing a key given twice (json keeps the last)."""
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise DomainError(f"attribute(s) {repeated} are listed more than once")
+    return dict(pairs)
 
 
 class Domain:
@@ -52,9 +62,11 @@ class Domain:
         """Domain from a JSON file mapping each attribute to its number of values."""
         try:
             with open(path) as fh:
-                sizes = json.load(fh)
+                sizes = json.load(fh, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise DomainError(f"{path}: not valid JSON ({exc})") from None
+        except DomainError as exc:
+            raise DomainError(f"{path}: {exc}") from None
         if not isinstance(sizes, dict):
             raise DomainError(f"{path}: expected a JSON object {{attribute: size}}")
         return cls.from_dict(sizes)
@@ -64,8 +76,8 @@ class Domain:
         return dict(zip(self.attrs, self.shape))
 
     def save(self, path: str | PathLike[str]) -> None:
-        """Write the domain as JSON (the format :meth:`load` reads)."""
-        with open(path, "w") as fh:
+        """Write the domain as JSON (the format :meth:`load` reads), whole or not at all."""
+        with atomic_write(path) as fh:
             json.dump(self.to_dict(), fh, indent=2)
 
     # -- queries ----------------------------------------------------------------------

@@ -5,8 +5,8 @@ import pytest
 
 from dpgm import Domain, Measurement, estimate
 from dpgm.estimation.losses import L2Loss
-from dpgm.estimation.measurement import KroneckerQuery
 from dpgm.estimation.total import total_estimates
+from dpgm.measurement import KroneckerQuery
 
 RNG = np.random.default_rng(0)
 DOMAIN = Domain.from_dict({"a": 3, "b": 4, "c": 2})

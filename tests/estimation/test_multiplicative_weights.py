@@ -7,12 +7,8 @@ import pytest
 from scipy import sparse
 
 from dpgm import Domain, DpgmError
-from dpgm.estimation.measurement import KroneckerQuery, Measurement
-from dpgm.estimation.multiplicative_weights import (
-    format_bytes,
-    multiplicative_weights,
-    table_bytes,
-)
+from dpgm.estimation.multiplicative_weights import multiplicative_weights
+from dpgm.measurement import KroneckerQuery, Measurement
 
 DOMAIN = Domain(["a", "b", "c"], [2, 3, 2])
 TOTAL = 120.0
@@ -180,9 +176,3 @@ def test_measurement_outside_the_domain_is_refused():
     m = Measurement(("z",), [60.0, 60.0], 1.0)
     with pytest.raises(DpgmError, match="unknown attribute"):
         multiplicative_weights(DOMAIN, [m], TOTAL, 1)
-
-
-def test_byte_helpers():
-    assert table_bytes(1.6e10) == pytest.approx(1.28e11)
-    assert format_bytes(1.28e11) == "128 GB"
-    assert format_bytes(512) == "512 B"

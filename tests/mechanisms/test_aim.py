@@ -8,16 +8,16 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from mechanism_helpers import Untouchable
+from mechanism_helpers import PublicOnly, Untouchable
 from scipy import optimize, stats
 
 import dpgm.mechanisms.aim as aim_module
+import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
-from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.mechanisms.aim import AIM, _ModelMarginals, _TreeSizes, anneals, downward_closure
-from dpgm.mechanisms.base import Mechanism
 from dpgm.privacy import PrivacyBudget, cdp_rho
 
 FAST = {"round_iters": 10, "iters": 30}
@@ -131,7 +131,7 @@ def test_refuses_to_overspend_and_records_nothing(data, monkeypatch):
         budget.charge(rho=0.99 * budget.total, label="another release")
         return budget
 
-    monkeypatch.setattr(aim_module, "PrivacyBudget", nearly_spent)
+    monkeypatch.setattr(base_module, "PrivacyBudget", nearly_spent)
     mechanism = AIM(1.0, **FAST)
     with pytest.raises(BudgetExceededError, match="one-way marginals"):
         mechanism.fit(data, rng=0)
@@ -148,7 +148,7 @@ def test_partly_spent_ledger_is_finished_exactly(data, monkeypatch):
         budget.charge(rho=0.5 * budget.total, label="another release")
         return budget
 
-    monkeypatch.setattr(aim_module, "PrivacyBudget", half_spent)
+    monkeypatch.setattr(base_module, "PrivacyBudget", half_spent)
     mechanism = AIM(1.0, **FAST)
     mechanism.fit(data, rng=0)
     assert mechanism.budget.remaining == pytest.approx(0.0, abs=1e-12)
@@ -334,26 +334,6 @@ def test_model_marginals_match_the_model(data):
 
 
 # -- reproducibility ---------------------------------------------------------------------
-def test_same_seed_identical_different_seed_differs(data):
-    def run(seed):
-        mechanism = AIM(1.0, **FAST)
-        return mechanism, mechanism.fit(data, rng=seed)
-
-    m1, r1 = run(7)
-    m2, r2 = run(7)
-    m3, r3 = run(8)
-    assert m1.history == m2.history
-    for x, y in zip(m1.measurements, m2.measurements, strict=True):
-        np.testing.assert_array_equal(x.values, y.values)
-    for clique in combinations(data.domain.attrs, 2):
-        np.testing.assert_array_equal(r1.marginal(clique), r2.marginal(clique))
-    np.testing.assert_array_equal(
-        r1.synthetic_data(rng=0).records, r2.synthetic_data(rng=0).records
-    )
-    assert not np.array_equal(m1.measurements[0].values, m3.measurements[0].values)
-    assert not np.allclose(r1.marginal(("a", "b")), r3.marginal(("a", "b")))
-
-
 # -- accuracy ----------------------------------------------------------------------------
 @pytest.mark.parametrize("estimator", ["pgm", "original"])
 def test_accurate_at_large_epsilon(data, estimator):
@@ -386,27 +366,13 @@ def test_progress_lines_and_given_workload(data):
 # -- parameters --------------------------------------------------------------------------
 
 
-class _DomainOnly:
-    """Data whose (public) domain may be read, and nothing else."""
-
-    def __init__(self, domain):
-        self.domain = domain
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name}) before the parameters were checked")
-
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"epsilon": 0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": 1.0, "delta": 0.0}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
-        ({"epsilon": 1.0, "delta": None}, PrivacyParameterError, "needs delta"),
-        ({"epsilon": 1.0, "estimator": "mw"}, ValueError, "estimator in"),
         ({"epsilon": 1.0, "rounds": 0}, DpgmError, "rounds must be an integer >= 1"),
-        ({"epsilon": 1.0, "alpha": 1.0}, DpgmError, r"alpha must be a number in \(0, 1\)"),
-        ({"epsilon": 1.0, "alpha": 0.0}, DpgmError, r"alpha must be a number in \(0, 1\)"),
+        ({"epsilon": 1.0, "alpha": 1.0}, DpgmError, r"alpha must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "alpha": 0.0}, DpgmError, r"alpha must be in \(0, 1\)"),
         ({"epsilon": 1.0, "max_model_size": 0}, DpgmError, "max_model_size must be"),
         ({"epsilon": 1.0, "max_cells": 2.5}, DpgmError, "max_cells must be an integer"),
         ({"epsilon": 1.0, "round_iters": 0}, DpgmError, "round_iters must be"),
@@ -420,11 +386,8 @@ def test_bad_parameters_fail_at_construction(kwargs, error, message):
 
 def test_bad_parameters_for_the_domain_fail_before_reading_data(data):
     with pytest.raises(DpgmError, match="rounds must be at least the number of attributes"):
-        AIM(1.0, rounds=3).fit(_DomainOnly(data.domain), rng=0)
+        AIM(1.0, rounds=3).fit(PublicOnly(data.domain), rng=0)
     with pytest.raises(DpgmError, match="max_cells"):
-        AIM(1.0, max_cells=5).fit(_DomainOnly(data.domain), rng=0)
+        AIM(1.0, max_cells=5).fit(PublicOnly(data.domain), rng=0)
 
 
-def test_aim_is_a_mechanism():
-    assert isinstance(AIM(1.0), Mechanism)
-    assert AIM.estimators == ("pgm", "original")

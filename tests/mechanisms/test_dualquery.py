@@ -7,14 +7,13 @@ from itertools import product
 
 import numpy as np
 import pytest
-from mechanism_helpers import Untouchable
+from mechanism_helpers import PublicOnly, Untouchable
 from scipy import stats
 from scipy.special import logsumexp
 
 import dpgm.mechanisms.dualquery as dq_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
-from dpgm.errors import BudgetExceededError, ModelTooLargeError, PrivacyParameterError
-from dpgm.mechanisms import Mechanism
+from dpgm.errors import BudgetExceededError, ModelTooLargeError
 from dpgm.mechanisms.dualquery import (
     DualQuery,
     DualQueryLoss,
@@ -23,7 +22,7 @@ from dpgm.mechanisms.dualquery import (
     draw_queries,
     dualquery_scores,
 )
-from dpgm.privacy import PrivacyBudget, cdp_rho
+from dpgm.privacy import DEFAULT_DELTA, PrivacyBudget, cdp_rho
 from dpgm.workload import Workload
 
 N = 2000
@@ -103,7 +102,7 @@ def test_rounds_derived_from_the_learning_rate(data):
     assert len(records) == rounds and rounds > 2
     assert eta * n_hat >= 1.5
     assert DualQuery.learning_rate(rest, 5, rounds + 1) * n_hat < 1.5
-    assert mechanism.budget.spent_rho == pytest.approx(cdp_rho(3.0, 1e-3), rel=1e-9)
+    assert mechanism.budget.spent_rho == pytest.approx(cdp_rho(3.0, DEFAULT_DELTA), rel=1e-9)
     assert DualQuery.derived_rounds(rest, 5, 1e-9, 40) == 40  # capped by max_rounds
     assert DualQuery.derived_rounds(rest, 5, 1e3, 40) == 2  # never fewer than 2
 
@@ -111,7 +110,7 @@ def test_rounds_derived_from_the_learning_rate(data):
 def test_pgm_estimator_spends_the_same(data):
     mechanism = DualQuery(1.0, rounds=8, samples=2, iters=5)
     mechanism.fit(data, WORKLOAD, rng=0)
-    assert mechanism.budget.spent_rho == pytest.approx(cdp_rho(1.0, 1e-3), rel=1e-9)
+    assert mechanism.budget.spent_rho == pytest.approx(cdp_rho(1.0, DEFAULT_DELTA), rel=1e-9)
 
 
 def test_refuses_to_overspend(data, monkeypatch):
@@ -147,7 +146,7 @@ def test_progress_lines(data):
     lines: list[str] = []
     DualQuery(1.0, rounds=5, samples=2, iters=20, progress=lines.append).fit(data, WORKLOAD, rng=0)
     assert any("record count" in line for line in lines)
-    assert sum("round" in line and "draws (" in line for line in lines) == 5
+    assert sum(line.startswith("round ") and "draws" in line for line in lines) == 5
     assert any("estimated the model" in line for line in lines)
 
 
@@ -165,29 +164,6 @@ def test_default_workload_is_all_two_way(data, monkeypatch):
 
 
 # -- reproducibility ---------------------------------------------------------------------
-def test_same_seed_identical_different_seed_differs(data):
-    def run(seed, estimator):
-        mechanism = DualQuery(1.0, estimator=estimator, rounds=10, samples=3, iters=20)
-        return mechanism, mechanism.fit(data, WORKLOAD, rng=seed)
-
-    m1, r1 = run(7, "original")
-    m2, r2 = run(7, "original")
-    m3, r3 = run(8, "original")
-    np.testing.assert_array_equal(r1.records, r2.records)
-    np.testing.assert_array_equal(m1.draws, m2.draws)
-    assert m1.total == m2.total
-    assert not np.array_equal(m1.draws, m3.draws)
-    assert not np.array_equal(r1.records, r3.records)
-
-    p1, model1 = run(7, "pgm")
-    p2, model2 = run(7, "pgm")
-    p3, model3 = run(8, "pgm")
-    np.testing.assert_array_equal(p1.records.records, r1.records)  # same draws either way
-    for clique in WORKLOAD:
-        np.testing.assert_array_equal(model1.marginal(clique), model2.marginal(clique))
-    assert not np.allclose(model1.marginal(("a", "b")), model3.marginal(("a", "b")))
-
-
 # -- the query player: the draws follow Q^t ∝ exp(η·S_t) -------------------------------
 def _softmax(x: np.ndarray) -> np.ndarray:
     w = np.exp(x - x.max())
@@ -261,9 +237,9 @@ def test_fit_draws_from_the_true_scores(data, monkeypatch):
     calls = []
     real = dq_module.draw_queries
 
-    def spy(scores, done, eta, samples, rng, budget=None):
+    def spy(scores, done, eta, samples, rng, budget=None, uniform=None):
         calls.append((scores.copy(), done, eta, samples))
-        return real(scores, done, eta, samples, rng, budget)
+        return real(scores, done, eta, samples, rng, budget, uniform)
 
     monkeypatch.setattr(dq_module, "draw_queries", spy)
     mechanism = DualQuery(1.0, estimator="original", rounds=6, samples=3)
@@ -412,24 +388,17 @@ def test_both_estimators_are_accurate_and_pgm_beats_the_records(data):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"epsilon": 0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": float("nan")}, PrivacyParameterError, "epsilon must be a number > 0"),
-        ({"epsilon": 1.0, "delta": 0.0}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
-        ({"epsilon": 1.0, "delta": 1.5}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
-        ({"epsilon": 1.0, "delta": None}, PrivacyParameterError, "needs delta"),
-        ({"epsilon": 1.0, "estimator": "mwem"}, ValueError, "estimator in"),
         ({"epsilon": 1.0, "samples": 0}, DpgmError, "samples must be an integer >= 1"),
         ({"epsilon": 1.0, "samples": 2.5}, DpgmError, "samples must be an integer >= 1"),
         ({"epsilon": 1.0, "rounds": 1}, DpgmError, "rounds must be an integer >= 2"),
         ({"epsilon": 1.0, "rounds": True}, DpgmError, "rounds must be an integer >= 2"),
-        ({"epsilon": 1.0, "count_share": 0}, DpgmError, r"count_share must be a number in \(0"),
-        ({"epsilon": 1.0, "count_share": 1.0}, DpgmError, r"count_share must be a number in \(0"),
-        ({"epsilon": 1.0, "nu": 0.0}, DpgmError, "nu must be a finite number > 0"),
+        ({"epsilon": 1.0, "count_share": 0}, DpgmError, r"count_share must be in \(0"),
+        ({"epsilon": 1.0, "count_share": 1.0}, DpgmError, r"count_share must be in \(0"),
+        ({"epsilon": 1.0, "nu": 0.0}, DpgmError, "nu must be > 0"),
         ({"epsilon": 1.0, "nu": float("inf")}, DpgmError, "nu must be a finite number > 0"),
         ({"epsilon": 1.0, "max_rounds": 1}, DpgmError, "max_rounds must be an integer >= 2"),
         ({"epsilon": 1.0, "iters": 0}, DpgmError, "iters must be an integer >= 1"),
-        ({"epsilon": 1.0, "max_cells": 0}, DpgmError, "max_cells must be a finite number > 0"),
+        ({"epsilon": 1.0, "max_cells": 0}, DpgmError, "max_cells must be >= 1"),
         ({"epsilon": 1.0, "max_cells": 0.5}, DpgmError, "max_cells must be >= 1"),
     ],
 )
@@ -440,12 +409,8 @@ def test_bad_parameters_fail_at_construction(kwargs, error, message):
 
 def test_too_large_model_fails_before_spending(data):
     mechanism = DualQuery(1.0, rounds=3, max_cells=10)
-    with pytest.raises(ModelTooLargeError, match="max_cells"):
-        mechanism.fit(data, WORKLOAD, rng=0)
-    assert mechanism.budget.ledger == []
+    with pytest.raises(ModelTooLargeError, match="over max_cells=10"):
+        mechanism.fit(PublicOnly(data.domain), WORKLOAD, rng=0)
+    assert mechanism.budget is None
 
 
-def test_is_a_mechanism():
-    assert isinstance(DualQuery(1.0), Mechanism)
-    assert DualQuery(1.0).budget is None
-    assert DualQuery(1.0).delta == 1e-3

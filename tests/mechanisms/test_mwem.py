@@ -8,13 +8,12 @@ from collections import Counter
 import numpy as np
 import pytest
 from brute_force import chi_square_pvalue
-from mechanism_helpers import Untouchable
+from mechanism_helpers import PublicOnly, Untouchable
 from scipy import optimize
 
-import dpgm.mechanisms.mwem as mwem_module
+import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
-from dpgm.errors import BudgetExceededError, ModelTooLargeError, PrivacyParameterError
-from dpgm.mechanisms.base import Mechanism
+from dpgm.errors import BudgetExceededError, ModelTooLargeError
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.tables import TableModel
 from dpgm.privacy import PrivacyBudget, cdp_rho
@@ -97,12 +96,12 @@ def test_refuses_to_overspend_and_records_nothing_more(data, monkeypatch):
     it is measured and the ledger never exceeds its total."""
     real = PrivacyBudget
 
-    def half_spent(epsilon, delta):
+    def half_spent(epsilon, delta=None):
         budget = real(epsilon=epsilon, delta=delta)
         budget.charge(epsilon=epsilon / 2, label="another release")
         return budget
 
-    monkeypatch.setattr(mwem_module, "PrivacyBudget", half_spent)
+    monkeypatch.setattr(base_module, "PrivacyBudget", half_spent)
     mechanism = MWEM(1.0, rounds=10, **FAST)
     with pytest.raises(BudgetExceededError, match="round 5: measure"):
         mechanism.fit(data, WORKLOAD, rng=0)
@@ -116,24 +115,6 @@ def test_refuses_to_overspend_and_records_nothing_more(data, monkeypatch):
 
 
 # -- reproducibility ---------------------------------------------------------------------
-@pytest.mark.parametrize("estimator", ["pgm", "original"])
-def test_same_seed_identical_different_seed_differs(data, estimator):
-    def run(seed):
-        mechanism = MWEM(2.0, estimator=estimator, rounds=5, **FAST)
-        return mechanism, mechanism.fit(data, WORKLOAD, rng=seed)
-
-    m1, r1 = run(7)
-    m2, r2 = run(7)
-    m3, r3 = run(8)
-    assert m1.selected == m2.selected
-    for x, y in zip(m1.measurements, m2.measurements, strict=True):
-        np.testing.assert_array_equal(x.values, y.values)
-    for clique in WORKLOAD:
-        np.testing.assert_array_equal(r1.marginal(clique), r2.marginal(clique))
-    assert m1.measurements[0].values[0] != m3.measurements[0].values[0]
-    assert not np.allclose(r1.marginal(("a", "b")), r3.marginal(("a", "b")))
-
-
 def test_both_estimators_start_from_the_same_measurements(data):
     """Same seed: the count and the first round are identical whatever the estimator."""
     runs = {}
@@ -282,7 +263,8 @@ def test_original_fails_cleanly_when_tables_overlap_and_pgm_runs():
     data = Dataset(rng.integers(0, 20, (500, 12)), domain)
     workload = Workload([("x0", f"x{i}", f"x{i + 1}") for i in range(1, 11, 2)], numeric=["x1"])
     original = MWEM(1.0, estimator="original", rounds=10, max_memory=1e6)
-    with pytest.raises(ModelTooLargeError, match=r"would need a table of 3\.2e\+06 cells") as err:
+    too_big = r"a table of 3\.2e\+06 cells .* would need"
+    with pytest.raises(ModelTooLargeError, match=too_big) as err:
         original.fit(data, workload, rng=0)
     assert "use estimator='pgm'" in str(err.value) and "round " in str(err.value)
     assert isinstance(err.value, DpgmError)
@@ -294,23 +276,14 @@ def test_original_fails_cleanly_when_tables_overlap_and_pgm_runs():
     assert pgm.budget.remaining == pytest.approx(0.0, abs=1e-9)
 
 
-class _DomainOnly:
-    """Stands in for data: only the (public) domain may be read."""
-
-    def __init__(self, domain):
-        self.domain = domain
-
-    def __getattr__(self, name):
-        raise AssertionError(f"data was read ({name})")
-
 
 def test_too_large_before_any_data_are_read():
     domain = Domain([f"x{i}" for i in range(4)], [50] * 4)
     workload = [("x0", "x1", "x2")]
     with pytest.raises(ModelTooLargeError, match="would need"):
-        MWEM(1.0, estimator="original", max_memory=1e5).fit(_DomainOnly(domain), workload, rng=0)
+        MWEM(1.0, estimator="original", max_memory=1e5).fit(PublicOnly(domain), workload, rng=0)
     with pytest.raises(ModelTooLargeError, match="max_cells"):
-        MWEM(1.0, max_cells=1e4).fit(_DomainOnly(domain), workload, rng=0)
+        MWEM(1.0, max_cells=1e4).fit(PublicOnly(domain), workload, rng=0)
 
 
 def test_pgm_candidates_keep_the_junction_tree_small():
@@ -349,16 +322,11 @@ def test_default_workload_is_two_way_and_progress(data):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"epsilon": 0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": 1.0, "delta": 0.0}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
-        ({"epsilon": 1.0, "estimator": "lsq"}, ValueError, "estimator in"),
         ({"epsilon": 1.0, "rounds": 0}, DpgmError, "rounds must be an integer >= 1"),
         ({"epsilon": 1.0, "rounds": 2.5}, DpgmError, "rounds must be an integer >= 1"),
         ({"epsilon": 1.0, "total_share": 0.0}, DpgmError, "total_share must be"),
-        ({"epsilon": 1.0, "total_share": 1.0}, DpgmError, r"total_share must be a number in \(0"),
+        ({"epsilon": 1.0, "total_share": 1.0}, DpgmError, r"total_share must be in \(0"),
         ({"epsilon": 1.0, "mw_passes": 0}, DpgmError, "mw_passes must be an integer >= 1"),
-        ({"epsilon": 1.0, "max_memory": -1}, DpgmError, "max_memory must be a finite number"),
         ({"epsilon": 1.0, "round_iters": 0}, DpgmError, "round_iters must be an integer"),
         ({"epsilon": 1.0, "iters": True}, DpgmError, "iters must be an integer >= 1"),
         ({"epsilon": 1.0, "max_cells": float("inf")}, DpgmError, "max_cells must be a finite"),
@@ -369,8 +337,3 @@ def test_bad_parameters_fail_at_construction(kwargs, error, message):
         MWEM(**kwargs).fit(Untouchable(), rng=0)
 
 
-def test_is_a_mechanism():
-    mechanism = MWEM(1.0)
-    assert isinstance(mechanism, Mechanism)
-    assert mechanism.estimators == ("pgm", "original")
-    assert mechanism.budget is None and mechanism.delta is None

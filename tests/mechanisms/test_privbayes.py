@@ -11,12 +11,11 @@ import pytest
 from mechanism_helpers import Untouchable
 from scipy import optimize, stats
 
-import dpgm.mechanisms.privbayes as privbayes_module
+import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
-from dpgm.errors import BudgetExceededError, PrivacyParameterError
-from dpgm.estimation.measurement import Measurement
+from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
-from dpgm.mechanisms.base import Mechanism
+from dpgm.measurement import Measurement
 from dpgm.mechanisms.privbayes import R_SENSITIVITY, PrivBayes, parent_sets, r_score
 from dpgm.privacy import PrivacyBudget
 
@@ -82,7 +81,7 @@ def _spent_before(monkeypatch, amount):
         budget.charge(epsilon=amount, label="another release")
         return budget
 
-    monkeypatch.setattr(privbayes_module, "PrivacyBudget", partly_spent)
+    monkeypatch.setattr(base_module, "PrivacyBudget", partly_spent)
 
 
 def test_refuses_to_overspend_in_the_structure_rounds(data, monkeypatch):
@@ -289,26 +288,6 @@ def test_fixed_first_attribute_hook():
 
 
 # -- reproducibility ---------------------------------------------------------------------
-@pytest.mark.parametrize("estimator", ["pgm", "original"])
-def test_same_seed_identical_different_seed_differs(data, estimator):
-    def run(seed):
-        mechanism = PrivBayes(1.0, estimator=estimator, iters=30)
-        return mechanism, mechanism.fit(data, rng=seed)
-
-    m1, r1 = run(7)
-    m2, r2 = run(7)
-    m3, r3 = run(8)
-    assert m1.network == m2.network and m1.total == m2.total
-    for x, y in zip(m1.measurements, m2.measurements, strict=True):
-        np.testing.assert_array_equal(x.values, y.values)
-    for clique in FAMILIES:
-        np.testing.assert_array_equal(r1.marginal(clique), r2.marginal(clique))
-    if estimator == "original":
-        np.testing.assert_array_equal(r1.records, r2.records)
-    assert m1.total != m3.total
-    assert not np.allclose(r1.marginal(("a", "b")), r3.marginal(("a", "b")))
-
-
 def test_generator_seed_equivalent_to_int_seed(data):
     a = PrivBayes(1.0, estimator="original").fit(data, rng=5)
     b = PrivBayes(1.0, estimator="original").fit(data, rng=np.random.default_rng(5))
@@ -387,20 +366,14 @@ def test_progress_lines_and_workload_ignored(data):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"epsilon": 0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, PrivacyParameterError, "epsilon must be > 0"),
-        ({"epsilon": float("nan")}, PrivacyParameterError, "epsilon must be a number > 0"),
-        ({"epsilon": float("inf")}, PrivacyParameterError, "epsilon must be finite"),
-        ({"epsilon": 1.0, "delta": 1e-9}, PrivacyParameterError, "delta must be None"),
-        ({"epsilon": 1.0, "estimator": "lsq"}, ValueError, "estimator in"),
         ({"epsilon": 1.0, "degree": 0}, DpgmError, "degree must be an integer >= 1"),
         ({"epsilon": 1.0, "degree": 1.5}, DpgmError, "degree must be an integer >= 1"),
         ({"epsilon": 1.0, "degree": True}, DpgmError, "degree must be an integer >= 1"),
-        ({"epsilon": 1.0, "beta": 0.0}, DpgmError, r"beta must be a number in \(0, 1\)"),
-        ({"epsilon": 1.0, "beta": 1.0}, DpgmError, r"beta must be a number in \(0, 1\)"),
-        ({"epsilon": 1.0, "count_share": 1.5}, DpgmError, r"count_share must be a number in"),
-        ({"epsilon": 1.0, "count_share": 0}, DpgmError, r"count_share must be a number in"),
-        ({"epsilon": 1.0, "theta": 0}, DpgmError, "theta must be a finite number > 0"),
+        ({"epsilon": 1.0, "beta": 0.0}, DpgmError, r"beta must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "beta": 1.0}, DpgmError, r"beta must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "count_share": 1.5}, DpgmError, r"count_share must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "count_share": 0}, DpgmError, r"count_share must be in \(0, 1\)"),
+        ({"epsilon": 1.0, "theta": 0}, DpgmError, "theta must be > 0"),
         ({"epsilon": 1.0, "theta": float("inf")}, DpgmError, "theta must be a finite number"),
         ({"epsilon": 1.0, "iters": 0}, DpgmError, "iters must be an integer >= 1"),
     ],
@@ -410,7 +383,3 @@ def test_bad_parameters_fail_at_construction(kwargs, error, message):
         PrivBayes(**kwargs).fit(Untouchable(), rng=0)
 
 
-def test_is_a_mechanism():
-    mechanism = PrivBayes(1.0)
-    assert isinstance(mechanism, Mechanism)
-    assert mechanism.budget is None and mechanism.estimators == ("pgm", "original")

@@ -1,11 +1,12 @@
 """The privacy ledger: modes, refusals, conversions, parameter checks."""
 
 import math
+import warnings
 
 import pytest
 
-from dpgm.errors import BudgetExceededError, PrivacyParameterError
-from dpgm.privacy import PrivacyBudget, cdp_epsilon, cdp_rho
+from dpgm.errors import BudgetExceededError, PrivacyParameterError, PrivacyWarning
+from dpgm.privacy import DEFAULT_DELTA, PrivacyBudget, cdp_epsilon, cdp_rho
 
 
 def test_modes_and_totals():
@@ -96,7 +97,8 @@ def test_spent_epsilon_delta():
     with pytest.raises(PrivacyParameterError, match="delta"):
         rho_only.spent_epsilon_delta()
     assert rho_only.spent_epsilon_delta(1e-6) == (cdp_epsilon(0.05, 1e-6), 1e-6)
-    assert PrivacyBudget(rho=0.1, delta=1e-5).spent_epsilon_delta() == (0.0, 1e-5)
+    with pytest.warns(PrivacyWarning, match="delta=1e-05 is large"):
+        assert PrivacyBudget(rho=0.1, delta=1e-5).spent_epsilon_delta() == (0.0, 1e-5)
 
 
 def test_ledger_is_a_copy_and_repr_is_readable():
@@ -117,17 +119,18 @@ NAN, INF = math.nan, math.inf
     [
         ({"epsilon": -1}, "epsilon must be > 0, got -1"),
         ({"epsilon": 0}, "epsilon must be > 0, got 0"),
-        ({"epsilon": NAN}, "epsilon must be a number > 0, got nan"),
-        ({"epsilon": INF}, "epsilon must be finite"),
+        ({"epsilon": NAN}, "epsilon must be a finite number > 0, got nan"),
+        ({"epsilon": INF}, "epsilon must be a finite number"),
         ({"epsilon": True}, "epsilon must be a number"),
         ({"epsilon": "1"}, "epsilon must be a number"),
         ({"epsilon": 1, "delta": 0}, "delta must be in (0, 1)"),
         ({"epsilon": 1, "delta": 1}, "delta must be in (0, 1)"),
         ({"epsilon": 1, "delta": -0.5}, "delta must be in (0, 1)"),
-        ({"epsilon": 1, "delta": NAN}, "delta must be in (0, 1)"),
+        ({"epsilon": 1, "delta": NAN}, "delta must be a finite number in (0, 1)"),
+        ({"epsilon": 1, "delta": 0.5}, "at least 0.1"),
         ({"rho": 0}, "rho must be > 0, got 0"),
         ({"rho": -0.1}, "rho must be > 0"),
-        ({"rho": NAN}, "rho must be a number > 0, got nan"),
+        ({"rho": NAN}, "rho must be a finite number > 0, got nan"),
         ({}, "needs epsilon or rho"),
         ({"delta": 1e-6}, "needs epsilon or rho"),
         ({"epsilon": 1, "rho": 1}, "not both"),
@@ -148,3 +151,14 @@ def test_bad_charges(kwargs):
     with pytest.raises(PrivacyParameterError):
         budget.charge(**kwargs)
     assert budget.ledger == []
+
+
+def test_delta_policy_one_default_a_warning_and_a_limit():
+    assert DEFAULT_DELTA == 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning below 1e-5
+        PrivacyBudget(epsilon=1, delta=9.9e-6)
+    with pytest.warns(PrivacyWarning, match="far below 1/n"):
+        PrivacyBudget(epsilon=1, delta=1e-3)
+    with pytest.raises(PrivacyParameterError, match="delta=0.1 is at least 0.1"):
+        PrivacyBudget(epsilon=1, delta=0.1)

@@ -1,13 +1,15 @@
 """The exponential mechanism: selection law, budget charges, parameter checks."""
 
+import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from dpgm.errors import BudgetExceededError, DpgmError, PrivacyParameterError
-from dpgm.privacy import PrivacyBudget, exponential_mechanism
+from dpgm.errors import BudgetExceededError, DpgmError, PrivacyParameterError, SeedWarning
+from dpgm.privacy import PrivacyBudget, exponential, exponential_mechanism
 
 DRAWS = 30_000
 # Chi-square goodness of fit with 2 degrees of freedom (3 candidates), rejecting at a
@@ -103,3 +105,81 @@ def test_bad_scores(scores):
 def test_bad_sensitivity():
     with pytest.raises(PrivacyParameterError, match="sensitivity"):
         exponential_mechanism([1.0, 2.0], 1.0, sensitivity=0.0)
+
+
+# --- the release path: OpenDP's exact sampler ------------------------------------------------
+EXACT_DRAWS = 12_000
+
+
+def exponential_law(scores, epsilon, sensitivity):
+    weights = np.exp(epsilon * (np.asarray(scores) - max(scores)) / (2 * sensitivity))
+    return weights / weights.sum()
+
+
+def permute_and_flip_law(scores, epsilon, sensitivity):
+    """Exact law of permute-and-flip (McKenna & Sheldon 2020), by enumerating orders."""
+    flips = exponential_law(scores, 2 * epsilon, 2 * sensitivity)  # exp(eps (q - q*) / 2Δ)
+    flips = flips / flips.max()
+    law = np.zeros(len(scores))
+    orders = list(itertools.permutations(range(len(scores))))
+    for order in orders:
+        reach = 1.0  # probability that every candidate before this one was flipped away
+        for i in order:
+            law[i] += reach * flips[i] / len(orders)
+            reach *= 1 - flips[i]
+    return law
+
+
+def chi_square_against(counts, law):
+    expected = counts.sum() * law
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+@pytest.mark.parametrize(
+    ("scores", "epsilon", "sensitivity"), [([0.0, 1.0, 2.0], 2.0, 1.0), ([5.0, 3.0, 4.5], 1.0, 0.5)]
+)
+def test_exact_sampler_draws_the_exponential_mechanism_not_permute_and_flip(
+    scores, epsilon, sensitivity
+):
+    """The law behind the zCDP charge of eps^2/8 (bounded range) is the one drawn.
+
+    OpenDP's noisy max drew permute-and-flip under zCDP up to 0.15 while claiming eps^2/8
+    (opendp/opendp#2911); permute-and-flip is eps-DP but not eps-bounded-range. This test
+    would reject it: the power check below computes its exact law and the same statistic.
+    """
+    picks = exponential_mechanism(scores, epsilon, sensitivity, size=EXACT_DRAWS)
+    counts = np.bincount(picks, minlength=len(scores))
+    assert chi_square_against(counts, exponential_law(scores, epsilon, sensitivity)) < CRITICAL
+    assert chi_square_against(counts, permute_and_flip_law(scores, epsilon, sensitivity)) > CRITICAL
+    assert chi_square_against(counts, exponential_law(scores, 2 * epsilon, sensitivity)) > CRITICAL
+
+
+def test_blocked_exact_sampler_draws_the_same_law(monkeypatch):
+    """Many candidates: a block, then a candidate inside it; the product is the same law."""
+    monkeypatch.setattr(exponential, "BLOCKED_ABOVE", 4)
+    scores = [0.0, 2.0, -1.0, 1.5, 0.5, 3.0, -2.0, 1.0, 2.5, 0.0]  # blocks of 4, 4 and 2
+    picks = exponential_mechanism(scores, 1.0, 1.0, size=EXACT_DRAWS)
+    counts = np.bincount(picks, minlength=len(scores))
+    law = exponential_law(scores, 1.0, 1.0)
+    critical = chi2.isf(1e-6, df=len(scores) - 1)
+    assert chi_square_against(counts, law) < critical
+    assert chi_square_against(counts, exponential_law(scores, 2.0, 1.0)) > critical
+
+
+def test_exact_sampler_charges_what_opendp_proves():
+    """OpenDP's privacy map for the sampler, at the scores' sensitivity, is eps^2/8."""
+    for epsilon, sensitivity in [(0.3, 1.0), (2.0, 7.5)]:
+        measurement = exponential.noisy_max_measurement(2 * sensitivity / epsilon)
+        assert measurement.map(sensitivity) == pytest.approx(epsilon**2 / 8, rel=1e-12)
+        budget = PrivacyBudget(rho=10.0)
+        exponential_mechanism([1.0, 2.0, 3.0], epsilon, sensitivity, budget=budget, size=3)
+        assert budget.spent_rho >= 3 * epsilon**2 / 8
+        assert budget.spent_rho == pytest.approx(3 * epsilon**2 / 8, rel=1e-12)
+
+
+def test_only_seeded_draws_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exponential_mechanism([1.0, 2.0], 1.0)
+    with pytest.warns(SeedWarning, match="not for a release"):
+        exponential_mechanism([1.0, 2.0], 1.0, rng=0)

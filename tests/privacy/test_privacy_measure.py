@@ -7,7 +7,7 @@ import pytest
 
 import dpgm
 from dpgm.errors import BudgetExceededError, DataError, DomainError, PrivacyParameterError
-from dpgm.estimation.measurement import Measurement
+from dpgm.measurement import Measurement
 from dpgm.privacy import PrivacyBudget, gaussian_sigma, laplace_scale, measure_marginals
 
 DOMAIN = dpgm.Domain.from_dict({"a": 2, "b": 3, "c": 4})

@@ -6,7 +6,7 @@ from scipy import sparse
 
 from dpgm import Dataset, Domain
 from dpgm.errors import BudgetExceededError, DpgmError
-from dpgm.estimation.measurement import KroneckerQuery
+from dpgm.measurement import KroneckerQuery
 from dpgm.privacy import PrivacyBudget, measure_linear, query_sensitivity
 
 DOMAIN = Domain.from_dict({"a": 3, "b": 2})

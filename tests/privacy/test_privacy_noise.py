@@ -69,27 +69,26 @@ EXACT_N = 20_000
 EXACT_TOL = 0.10
 
 
-@pytest.mark.parametrize("base", [5.0, 0.5], ids=["integer-counts", "float-counts"])
-def test_exact_laplace_has_stated_scale(base):
+@pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "float"])
+def test_exact_laplace_has_stated_scale(discrete):
     scale = 10.0
-    counts = np.full(EXACT_N, base)
-    noise = laplace_noise(counts, scale) - counts
-    integer = base == round(base)
+    counts = np.full(EXACT_N, 5.0)
+    noise = laplace_noise(counts, scale, discrete=discrete) - counts
     # integer counts get the discrete Laplace, whose std is a hair below sqrt(2) * scale
-    std = discrete_laplace_std(scale) if integer else math.sqrt(2) * scale
-    assert np.all(noise == np.round(noise)) == integer
+    std = discrete_laplace_std(scale) if discrete else math.sqrt(2) * scale
+    assert np.all(noise == np.round(noise)) == discrete
     assert std_matches(noise, std, EXACT_TOL)
     assert not std_matches(noise, std * 1.3, EXACT_TOL)
     assert not std_matches(noise, std * 0.7, EXACT_TOL)
     assert abs(noise.mean()) < 8 * std / math.sqrt(EXACT_N)
 
 
-@pytest.mark.parametrize("base", [5.0, 0.5], ids=["integer-counts", "float-counts"])
-def test_exact_gaussian_has_stated_scale(base):
+@pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "float"])
+def test_exact_gaussian_has_stated_scale(discrete):
     sigma = 10.0  # the discrete Gaussian's std equals sigma to ~exp(-2 pi^2 sigma^2)
-    counts = np.full(EXACT_N, base)
-    noise = gaussian_noise(counts, sigma) - counts
-    assert np.all(noise == np.round(noise)) == (base == round(base))
+    counts = np.full(EXACT_N, 5.0)
+    noise = gaussian_noise(counts, sigma, discrete=discrete) - counts
+    assert np.all(noise == np.round(noise)) == discrete
     assert std_matches(noise, sigma, EXACT_TOL)
     assert not std_matches(noise, sigma * 1.3, EXACT_TOL)
     assert not std_matches(noise, sigma * 0.7, EXACT_TOL)
@@ -114,3 +113,15 @@ def test_bad_scale(bad):
 def test_non_finite_counts():
     with pytest.raises(DataError, match="finite"):
         laplace_noise(np.array([1.0, math.nan]), 1.0, 0)
+
+
+@pytest.mark.parametrize("draw", [laplace_noise, gaussian_noise])
+def test_the_sampler_is_chosen_by_the_caller_not_by_the_counts(draw):
+    """Whole or fractional counts give outputs of the same kind: only ``discrete`` decides."""
+    for discrete in (True, False):
+        whole = draw(np.full(2000, 5.0), 3.0, discrete=discrete)
+        fractional = draw(np.full(2000, 5.5), 3.0, discrete=discrete)
+        # integer outputs under the discrete sampler, almost never under the float one
+        assert np.all(whole == np.round(whole)) == discrete
+        assert np.all(fractional == np.round(fractional)) == discrete
+        assert np.mean(fractional == np.round(fractional)) < 1 or discrete

@@ -9,9 +9,9 @@ from dpgm.estimation.algorithms import (
     mirror_descent,
 )
 from dpgm.estimation.losses import CustomLoss, L1Loss, L2Loss, Loss, make_loss
-from dpgm.estimation.measurement import KroneckerQuery, Measurement
 from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.estimation.total import estimate_total, total_estimates
+from dpgm.measurement import KroneckerQuery, Measurement
 
 __all__ = [
     "METHODS",

@@ -14,10 +14,10 @@ import numpy as np
 from dpgm.domain import Domain
 from dpgm.errors import ModelTooLargeError
 from dpgm.estimation.losses import Loss, make_loss
-from dpgm.estimation.measurement import Measurement
 from dpgm.estimation.total import estimate_total
 from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
+from dpgm.measurement import Measurement
 from dpgm.model import MarkovRandomField
 
 Callback = Callable[[int, float], object]

@@ -27,7 +27,7 @@ from scipy.sparse.linalg import LinearOperator, lsmr
 
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError, ModelTooLargeError
-from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
 
 #: full-table vectors LSMR keeps at once (x, v, h, h̄ and a temporary)
 LSMR_TABLE_COPIES = 5

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
 
 LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
 

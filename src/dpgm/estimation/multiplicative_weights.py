@@ -25,23 +25,7 @@ import numpy as np
 
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
-from dpgm.estimation.measurement import Measurement
-
-#: bytes of one float64 table cell
-CELL_BYTES = 8
-
-
-def table_bytes(cells: float, copies: int = 1) -> float:
-    """Bytes that ``copies`` float64 tables of ``cells`` cells take."""
-    return float(cells) * CELL_BYTES * copies
-
-
-def format_bytes(nbytes: float) -> str:
-    """``nbytes`` for people: ``"128 GB"``."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.0f} B"
+from dpgm.measurement import Measurement
 
 
 class _Projector:
@@ -101,7 +85,7 @@ def multiplicative_weights(
     Starts from ``table`` (updated in place when it is a float64 array of the right
     shape) or the uniform table summing to ``total``. Each measurement's clique must lie in
     ``domain``; its query may be the identity, a dense or sparse matrix or a
-    :class:`~dpgm.estimation.measurement.KroneckerQuery`. See the module docstring for
+    :class:`~dpgm.measurement.KroneckerQuery`. See the module docstring for
     ``sequential``.
     """
     if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or iters < 0:

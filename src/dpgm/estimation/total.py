@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
 
 
 def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, float]]:

@@ -53,7 +53,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, PrivacyParameterError
+from dpgm.errors import ParameterError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.inference.junction_tree import (
     HEURISTICS,
@@ -61,18 +61,14 @@ from dpgm.inference.junction_tree import (
     elimination_order,
     interaction_graph,
 )
-from dpgm.mechanisms.base import (
-    Mechanism,
-    Progress,
-    WorkloadLike,
-    fraction,
-    positive_int,
-    positive_number,
-)
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.memory import CELL_BYTES, cells
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
+from dpgm.random import Randomness
+from dpgm.validation import fraction, integer, optional, positive
 from dpgm.workload import Workload
 
 Clique = tuple[str, ...]
@@ -144,18 +140,20 @@ class AIM(Mechanism):
 
     ``rounds`` is T (default 16·d), the most rounds run and the budget's initial
     per-round share; ``alpha`` the share of a round spent on measurement. Models are kept
-    within ``max_model_size`` MB; the default workload is every 2-way marginal of at
-    most ``max_cells`` cells. Each round re-estimates the model with ``round_iters``
+    within ``max_model_size`` MB; candidates larger than that can never be chosen and are
+    dropped from the start. The default workload is every 2-way marginal of at most
+    ``max_cells`` cells. Each round re-estimates the model with ``round_iters``
     warm-started iterations, the final model with ``iters``. See the module docstring
     for the privacy accounting. ``estimator="original"`` is ``"pgm"`` (AIM's own).
     """
 
+    privacy = "zcdp"
     estimators = ("pgm", "original")
 
     def __init__(
         self,
         epsilon: float,
-        delta: float = 1e-9,
+        delta: float | None = None,
         *,
         estimator: str = "pgm",
         rounds: int | None = None,
@@ -164,20 +162,25 @@ class AIM(Mechanism):
         max_cells: int = 10_000,
         round_iters: int = 100,
         iters: int = 1000,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if delta is None:
-            raise PrivacyParameterError("AIM works under zCDP and needs delta in (0, 1)")
-        super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.rounds = None if rounds is None else positive_int("rounds", rounds)
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.rounds = optional(integer, "rounds", rounds, least=1)
         self.alpha = fraction("alpha", alpha)
-        self.max_model_size = positive_number("max_model_size", max_model_size)
-        self.max_cells = positive_int("max_cells", max_cells)
-        self.round_iters = positive_int("round_iters", round_iters)
-        self.iters = positive_int("iters", iters)
+        self.max_model_size = positive("max_model_size", max_model_size)
+        self.max_cells = integer("max_cells", max_cells, least=1)
+        self.round_iters = integer("round_iters", round_iters, least=1)
+        self.iters = integer("iters", iters, least=1)
+
+    def _reset(self) -> None:
+        super()._reset()
         #: one entry per round, in order
         self.history: list[AIMRound] = []
-        #: seconds spent in each stage of the last ``fit``
+        #: seconds spent in each stage of the last ``fit`` (a diagnostic: timings grow
+        #: with the number of records, so they are not for release)
         self.timings: dict[str, float] = {}
 
     @property
@@ -185,33 +188,51 @@ class AIM(Mechanism):
         """The clique measured in each round."""
         return [h.clique for h in self.history]
 
-    # -- the mechanism ----------------------------------------------------------------
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField:
-        """Spend ``epsilon``/``delta`` on ``data`` for ``workload`` (default: small 2-way)."""
-        start = time.perf_counter()
-        noise_rng, choice_rng = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
-        domain = data.domain
-        self.budget = budget
-        self.history = []
-        self.measurements = []
-        self.model = self.result = None
-        clock = _Stopwatch()
-        self.timings = clock.seconds
-        workload = self._aim_workload(workload, domain)
-        candidates = downward_closure(domain, workload.cliques)
+    # -- public facts ---------------------------------------------------------------------
+    def workload_for(self, domain: Domain, workload: WorkloadLike | None) -> Workload:
+        """The given workload, or every 2-way marginal of at most ``max_cells`` cells."""
+        full = super().workload_for(domain, workload)
+        if workload is not None:
+            return full
+        small = [c for c in full.cliques if domain.size(c) <= self.max_cells]
+        if not small:
+            raise ParameterError(
+                f"no {len(full.cliques[0])}-way marginal has at most "
+                f"{option('max_cells', self.max_cells)} cells: raise it or give a workload"
+            )
+        return Workload(small)
+
+    def candidates(self, domain: Domain, workload: Workload) -> dict[Clique, int]:
+        """The downward closure of the workload, without cliques over the model size."""
+        limit = self.max_model_size * MEGABYTE / CELL_BYTES
+        closure = downward_closure(domain, workload.cliques)
+        return {r: w for r, w in closure.items() if cells(domain.project(r).shape) <= limit}
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """Rounds, candidates and the memory of their true marginals (public facts)."""
+        super().plan(domain, workload)
         d = len(domain)
         rounds = 16 * d if self.rounds is None else self.rounds
         if rounds < d:
-            raise DpgmError(
+            raise ParameterError(
                 f"rounds must be at least the number of attributes ({d}), got {rounds}: "
                 "the one-way marginals alone would cost alpha*d/rounds of the budget"
             )
+        candidates = self.candidates(domain, workload)
+        # the true and the model's marginal of every candidate are kept at once
+        self.check_tables(domain, candidates, "the candidates' true and model marginals")
+
+    # -- the mechanism ----------------------------------------------------------------
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        """Spend ``epsilon``/``delta`` on ``data`` for ``workload`` (default: small 2-way)."""
+        budget = self.budget
+        domain = data.domain
+        clock = _Stopwatch()
+        self.timings = clock.seconds
+        candidates = self.candidates(domain, workload)
+        dropped = len(downward_closure(domain, workload.cliques)) - len(candidates)
+        d = len(domain)
+        rounds = 16 * d if self.rounds is None else self.rounds
         rho, alpha = budget.total, self.alpha
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
         epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
@@ -223,7 +244,7 @@ class AIM(Mechanism):
             [(a,) for a in domain],
             rho=d / (2.0 * sigma**2),
             budget=budget,
-            rng=noise_rng,
+            rng=randomness.noise,
             label="one-way marginals",
         )
         self.measurements = list(one_way)
@@ -237,6 +258,7 @@ class AIM(Mechanism):
         self._say(
             f"measured {d} one-way marginals (sigma={sigma:.4g}, rho={d / (2 * sigma**2):.4g}); "
             f"{len(candidates)} candidates, at most {rounds} rounds"
+            + (f" ({dropped} candidates over the model size left out)" if dropped else "")
         )
 
         for t in range(1, rounds + 1):
@@ -259,7 +281,7 @@ class AIM(Mechanism):
                     sigma,
                     epsilon,
                     budget,
-                    choice_rng,
+                    randomness.selection,
                     f"round {t}: select",
                 )
             (measured,) = measure_marginals(
@@ -267,7 +289,7 @@ class AIM(Mechanism):
                 [clique],
                 rho=budget.remaining if last else 0.5 / sigma**2,
                 budget=budget,
-                rng=noise_rng,
+                rng=randomness.noise,
                 label=f"round {t}: measure",
             )
             self.measurements.append(measured)
@@ -287,7 +309,7 @@ class AIM(Mechanism):
             self._say(
                 f"round {t}: {clique} (of {len(allowed)} candidates), sigma={sigma:.4g}, "
                 f"eps_select={epsilon:.4g}, rho used {rho - budget.remaining:.4g}/{rho:.4g}; "
-                f"model {model.tree.size():,} cells ({time.perf_counter() - start:.1f} s)"
+                f"model {model.tree.size():,} cells"
                 + ("; annealing" if annealed and not last else "")
             )
             if last:
@@ -299,27 +321,11 @@ class AIM(Mechanism):
             model = estimate(
                 domain, self.measurements, iters=self.iters, warm_start=model, max_cells=fit_cells
             )
-        self.model = self.result = model
-        profile = ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items())
         self._say(
             f"estimated the final model: {len(model.tree.cliques)} cliques, "
-            f"{model.tree.size():,} cells, total≈{model.total:.0f} "
-            f"({time.perf_counter() - start:.1f} s: {profile})"
+            f"{model.tree.size():,} cells, total≈{model.total:.0f}"
         )
         return model
-
-    def _aim_workload(self, workload: WorkloadLike | None, domain: Domain) -> Workload:
-        """The given workload, or every 2-way marginal of at most ``max_cells`` cells."""
-        full = self._workload(workload, domain, default_ways=2)
-        if workload is not None:
-            return full
-        small = [c for c in full.cliques if domain.size(c) <= self.max_cells]
-        if not small:
-            raise DpgmError(
-                f"no {len(full.cliques[0])}-way marginal has at most max_cells={self.max_cells} "
-                "cells: raise max_cells or give a workload"
-            )
-        return Workload(small)
 
     def _select(
         self,
@@ -329,7 +335,7 @@ class AIM(Mechanism):
         sigma: float,
         epsilon: float,
         budget: PrivacyBudget,
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
         label: str = "select",
     ) -> Clique:
         """The candidate the exponential mechanism picks on AIM's scores (:func:`scores`)."""
@@ -502,23 +508,41 @@ class _ModelMarginals:
         for i, sep in separators.items():
             links[i] |= sep
             links[tree.parent[i]] |= sep
-        # sorted, so that the contraction (and its rounding) is the same in every process
-        labels = {a: k for k, a in enumerate(sorted(set().union(*links.values())))}
-        operands: list = []
+        factors: dict[int, tuple[np.ndarray, list[str]]] = {}
         for i in nodes:
             table = self._sum_to(i, links[i])
+            names = [a for a in tree.cliques[i] if a in links[i]]
             if i in separators:
                 below = self._sum_to(i, separators[i])
-                shape = [
-                    table.shape[k] if a in separators[i] else 1
-                    for k, a in enumerate(a for a in tree.cliques[i] if a in links[i])
-                ]
+                shape = [table.shape[k] if a in separators[i] else 1 for k, a in enumerate(names)]
                 below = below.reshape(shape)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     table = np.where(below > 0, table / below, 0.0)
-            operands += [table, [labels[a] for a in tree.cliques[i] if a in links[i]]]
-        out = [labels[a] for a in clique]
-        return np.einsum(*operands, out, optimize="greedy" if len(nodes) > 2 else False)
+            factors[i] = (table, names)
+        # Contract the subtree from the leaves up, one child into its parent at a time:
+        # each product has two operands and few attributes (the child's separator and the
+        # attributes asked for), however many cliques the subtree has. An attribute of a
+        # child outside its separator appears nowhere above it (running intersection), so
+        # it is summed out there unless it was asked for.
+        for i in reversed(nodes[1:]):  # deepest first
+            table, names = factors.pop(i)
+            keep = [a for a in names if a in members or a in separators[i]]
+            parent_table, parent_names = factors[tree.parent[i]]
+            joined = parent_names + [a for a in keep if a not in parent_names]
+            merged = _contract(parent_table, parent_names, table, names, joined)
+            factors[tree.parent[i]] = (merged, joined)
+        table, names = factors[nodes[0]]
+        return _contract(table, names, np.ones(()), [], list(clique))
+
+
+def _contract(
+    a: np.ndarray, a_names: list[str], b: np.ndarray, b_names: list[str], out: list[str]
+) -> np.ndarray:
+    """``Σ a·b`` over the attributes not in ``out``, axes in ``out``'s order."""
+    labels = {name: k for k, name in enumerate(dict.fromkeys(a_names + b_names + out))}
+    return np.einsum(
+        a, [labels[n] for n in a_names], b, [labels[n] for n in b_names], [labels[n] for n in out]
+    )
 
 
 def _model_marginals(

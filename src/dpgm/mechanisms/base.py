@@ -1,41 +1,69 @@
-"""The interface every mechanism shares: data and a budget in, a private model out."""
+"""The interface every mechanism shares: data and a budget in, a private model out.
+
+:class:`Mechanism` owns everything that is the same for every mechanism, so that a new
+one gets it by subclassing: the checks of ε, δ (:mod:`dpgm.privacy.policy`), the
+estimator and the memory limit at construction; in ``fit``, the checks of the data, the
+seed and the workload, the public-facts plan (sizes, memory) made before the data are
+read, a fresh budget, and the reset of everything a previous ``fit`` left. A subclass
+writes :meth:`Mechanism.plan` (what can fail on public facts) and
+:meth:`Mechanism._fit` (the private algorithm).
+"""
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError
-from dpgm.estimation.measurement import Measurement
+from dpgm.errors import DataError, PrivacyWarning
+from dpgm.measurement import Measurement
+from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
-from dpgm.random import as_generator
+from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
+from dpgm.random import Randomness, RngLike
+from dpgm.validation import callable_or_none, one_of, positive
 from dpgm.workload import Workload, as_workload
 
 Progress = Callable[[str], object]
 WorkloadLike = Workload | Sequence[Iterable[str]]
+Clique = tuple[str, ...]
+
+#: the accounting a mechanism uses: "pure" ε-DP (a δ is accepted and not spent), "zcdp"
+#: (ρ-zCDP reported as (ε, δ), δ defaults to DEFAULT_DELTA), or "either" (pure without a
+#: δ, zCDP with one)
+PRIVACY_KINDS = ("pure", "zcdp", "either")
 
 
 class Mechanism:
-    """A differentially private mechanism that fits a :class:`MarkovRandomField`.
+    """A differentially private mechanism that fits a model of the data.
 
     ``fit`` spends exactly the budget given at construction through :mod:`dpgm.privacy`
     and keeps its ledger in ``budget``; everything after the measurements is
-    post-processing. ``progress`` receives one line per stage of the work.
+    post-processing. ``progress`` receives one line per stage of the work; the lines
+    carry only public facts and released (noisy) values, never exact counts or timings.
 
     ``estimator="pgm"`` returns a :class:`MarkovRandomField` estimated by Private-PGM; a
     mechanism's ``"original"`` estimator returns what the mechanism's authors released
     (synthetic records as a :class:`Dataset`, or a :class:`~dpgm.mechanisms.tables.TableModel`).
     Either answers ``marginal(attrs)``; ``self.result`` holds it after ``fit``.
+
+    ``delta`` follows one policy (:mod:`dpgm.privacy.policy`): zCDP mechanisms default to
+    ``DEFAULT_DELTA``; pure ε-DP mechanisms accept a δ and spend none of it. ``max_memory``
+    (bytes, default half the machine's RAM) bounds every table the mechanism allocates;
+    work that would exceed it is refused, before any budget is spent where the size
+    follows from public facts.
     """
 
+    #: the accounting, one of PRIVACY_KINDS
+    privacy: ClassVar[str] = "zcdp"
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
-    estimators: tuple[str, ...] = ("pgm",)
+    estimators: ClassVar[tuple[str, ...]] = ("pgm",)
 
     def __init__(
         self,
@@ -43,52 +71,83 @@ class Mechanism:
         delta: float | None = None,
         *,
         estimator: str = "pgm",
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if estimator not in self.estimators:
-            raise ValueError(
-                f"{type(self).__name__} supports estimator in {self.estimators}, got {estimator!r}"
-            )
-        # built now so that bad privacy parameters fail before any data are read
-        PrivacyBudget(epsilon=epsilon, delta=delta)
-        self.epsilon = epsilon
-        self.delta = delta
-        self.estimator = estimator
-        self.progress = progress
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        if self.delta is None and self.privacy == "zcdp":
+            self.delta = DEFAULT_DELTA
+        self.estimator = one_of("estimator", estimator, self.estimators)
+        self.max_memory = (
+            float(DEFAULT_MAX_MEMORY) if max_memory is None else positive("max_memory", max_memory)
+        )
+        self.progress = callable_or_none("progress", progress)
+        self._reset()
+
+    # -- the template ---------------------------------------------------------------------
+    @property
+    def accounting(self) -> str:
+        """``"pure"`` (ε-DP) or ``"zcdp"`` (ρ-zCDP, reported as (ε, δ)) for this run."""
+        if self.privacy == "either":
+            return "pure" if self.delta is None else "zcdp"
+        return self.privacy
+
+    def new_budget(self) -> PrivacyBudget:
+        """An empty budget of the kind this mechanism spends."""
+        if self.accounting == "pure":
+            return PrivacyBudget(epsilon=self.epsilon)
+        with warnings.catch_warnings():  # a large delta was warned about at construction
+            warnings.simplefilter("ignore", PrivacyWarning)
+            return PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
+
+    def fit(
+        self, data: Dataset, workload: WorkloadLike | None = None, rng: RngLike = None
+    ) -> MarkovRandomField | Dataset | object:
+        """Spend the budget on ``data`` and return the estimate (see the class docstring).
+
+        ``rng=None`` (a release) uses OpenDP's exact samplers for every noise and
+        selection; a seed or a ``numpy.random.Generator`` makes the run reproducible, for
+        research only (a :class:`~dpgm.errors.SeedWarning` says so once).
+        """
+        data = self._check_data(data)
+        randomness = Randomness.from_user(rng)
+        workload = self.workload_for(data.domain, workload)
+        self._reset()
+        # everything that can fail on public facts fails here, before the data are read
+        self.plan(data.domain, workload)
+        self.budget = self.new_budget()
+        result = self._fit(data, workload, randomness)
+        self.result = result
+        if isinstance(result, MarkovRandomField):
+            self.model = result
+        return result
+
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        """The private algorithm: spend ``self.budget`` on ``data``; return the result."""
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        """Forget what a previous ``fit`` found (subclasses add their own state)."""
         self.budget: PrivacyBudget | None = None
         self.measurements: list[Measurement] = []
         self.model: MarkovRandomField | None = None
         self.result: MarkovRandomField | Dataset | object | None = None
 
-    def _say(self, message: str) -> None:
-        if self.progress is not None:
-            self.progress(message)
+    def workload_for(self, domain: Domain, workload: WorkloadLike | None) -> Workload:
+        """The workload checked against the domain; None: all 2-way marginals."""
+        return as_workload(workload, domain, 2)
 
-    @staticmethod
-    def _generators(
-        rng: np.random.Generator | int | None,
-    ) -> tuple[np.random.Generator | None, np.random.Generator]:
-        """(noise generator, generator for everything else) from the user's ``rng``.
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """Raise if ``fit`` would fail on public facts (sizes, memory); reads no data.
 
-        ``rng=None`` keeps exact OpenDP noise for measurements (a release); a seed or a
-        generator makes the whole run reproducible (research only).
+        The base plan checks that every attribute's one-way marginal can be counted.
         """
-        noise_rng = None if rng is None else as_generator(rng)
-        return noise_rng, as_generator(noise_rng)
-
-    @staticmethod
-    def _workload(workload: WorkloadLike | None, domain, default_ways: int = 2) -> Workload:
-        """The workload checked against the domain; None: all ``default_ways``-way marginals."""
-        return as_workload(workload, domain, default_ways)
-
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField | Dataset | object:
-        """Spend the budget on ``data`` and return the estimate (see the class docstring)."""
-        raise NotImplementedError
+        largest = max(domain.attrs, key=lambda a: domain[a])
+        self.check_memory(
+            f"the one-way marginal of {largest!r} ({domain[largest]:,} values)",
+            MEASURED_CELL_BYTES * domain[largest],
+        )
 
     def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
         """Raise :class:`DpgmError` if ``fit`` on this domain could not yield synthetic data.
@@ -97,35 +156,49 @@ class Mechanism:
         any budget is spent.
         """
 
+    # -- helpers for subclasses -------------------------------------------------------------
+    def check_memory(self, what: str, nbytes: float, alternative: str = "") -> None:
+        """Refuse a step of more than ``max_memory`` bytes (see :mod:`dpgm.memory`)."""
+        check_memory(what, nbytes, self.max_memory, alternative=alternative)
 
-def positive_int(name: str, value, least: int = 1) -> int:
-    """``value`` as an int, or a :class:`DpgmError` unless it is an integer >= ``least``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise DpgmError(f"{name} must be an integer >= {least}, got {value!r}")
-    return int(value)
+    def check_tables(self, domain: Domain, cliques: Iterable[Clique], what: str) -> None:
+        """Refuse to count tables on ``cliques`` if they would not fit in memory together."""
+        cliques = list(cliques)
+        if not cliques:
+            return
+        total = sum(cells(domain.project(c).shape) for c in cliques)
+        largest = max(cliques, key=lambda c: cells(domain.project(c).shape))
+        self.check_memory(
+            f"{what} ({len(cliques)} table(s), the largest on {largest})",
+            MEASURED_CELL_BYTES * total,
+            alternative="use a workload with smaller cliques",
+        )
 
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
 
-def _is_number(value) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    def _iteration_reporter(self, iters: int, what: str) -> Callable[[int, float], None]:
+        """An estimation callback that reports every tenth of ``iters`` iterations."""
+        period = max(1, iters // 10)
 
+        def report(iteration: int, value: float) -> None:
+            if iteration % period == 0:
+                self._say(f"{what} {iteration}/{iters}: {value:.6g}")
 
-def positive_number(name: str, value, at_least: float | None = None) -> float:
-    """``value`` as a float, or a :class:`DpgmError` unless it is finite and > 0
-    (``>= at_least`` where given)."""
-    if at_least is None:
-        valid, bound = _is_number(value) and value > 0, "> 0"
-    else:
-        valid, bound = _is_number(value) and value >= at_least, f">= {at_least:g}"
-    if not valid or not math.isfinite(value):
-        raise DpgmError(f"{name} must be a finite number {bound}, got {value!r}")
-    return float(value)
+        return report
 
-
-def fraction(name: str, value) -> float:
-    """``value`` as a float, or a :class:`DpgmError` unless it lies in (0, 1)."""
-    if not _is_number(value) or not 0 < value < 1:
-        raise DpgmError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
+    @staticmethod
+    def _check_data(data: object) -> Dataset:
+        if isinstance(data, Dataset):
+            return data
+        if hasattr(data, "columns"):
+            raise DataError(
+                "fit takes a dpgm.Dataset, not a DataFrame: build one with "
+                "dpgm.Dataset(frame, domain), where domain = dpgm.Domain.from_dict("
+                "{column: number of values, ...}) is public input, not read off the data"
+            )
+        raise DataError(f"fit takes a dpgm.Dataset, got {type(data).__name__}")
 
 
 def measure_record_count(

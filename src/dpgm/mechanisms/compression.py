@@ -2,8 +2,11 @@
 
 Values whose noisy count falls below a threshold carry little signal but cost model
 size; merging them is post-processing of the released one-way measurements. A model
-fitted on the compressed domain is expanded back by spreading each merged value's
-probability uniformly over the values it stands for.
+fitted on the compressed domain is read on the original domain by spreading each merged
+value's probability uniformly over the values it stands for: :meth:`DomainCompression.expand`
+builds that model's tables on the original domain, and :class:`CompressedModel` answers
+the same questions without ever building them (for attributes of very many values,
+where the expanded tables would not fit in memory).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.estimation.measurement import Measurement
+from dpgm.measurement import Measurement
+from dpgm.memory import cells
 from dpgm.model import MarkovRandomField
+from dpgm.random import RngLike, as_generator
 
 
 @dataclass
@@ -70,6 +75,26 @@ class DomainCompression:
         )
         return Dataset(records, self.compressed, data.weights)
 
+    def expanded_cells(self, model: MarkovRandomField) -> int:
+        """Cells of the tables :meth:`expand` would build (public, given the compression)."""
+        return sum(cells(self.original.project(c).shape) for c in model.potentials) + sum(
+            self.original[a] for a in self.original.attrs
+        )
+
+    def shares(self, attr: str) -> np.ndarray:
+        """For each original value of ``attr``, 1 / (values sharing its code)."""
+        counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
+        return 1.0 / counts[self.mappings[attr]]
+
+    def decode(self, attr: str, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Original values for compressed ``codes``: uniform among those sharing a code."""
+        mapping = self.mappings[attr]
+        order = np.argsort(mapping, kind="stable")  # original values grouped by code
+        counts = np.bincount(mapping, minlength=self.compressed[attr])
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        picks = starts[codes] + np.floor(rng.random(codes.shape) * counts[codes]).astype(np.int64)
+        return order[np.minimum(picks, starts[codes] + counts[codes] - 1)]
+
     def expand(self, model: MarkovRandomField) -> MarkovRandomField:
         """The model on the original domain, uniform within every merged value."""
         potentials = {}
@@ -91,3 +116,48 @@ class DomainCompression:
                 counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
                 potentials[(attr,)] = -np.log(counts[self.mappings[attr]])
         return MarkovRandomField(self.original, potentials, model.total)
+
+
+class CompressedModel:
+    """A model fitted on a compressed domain, answering on the original one.
+
+    Each merged value's probability is spread uniformly over the values it stands for,
+    as :meth:`DomainCompression.expand` does, but only the tables a question needs are
+    built: the model itself stays on the compressed domain.
+    """
+
+    def __init__(self, compression: DomainCompression, model: MarkovRandomField):
+        self.compression = compression
+        self.compressed = model
+        self.domain = compression.original
+        self.total = model.total
+
+    def marginal(self, attrs) -> np.ndarray:
+        """Estimated counts of the marginal on ``attrs`` of the original domain."""
+        attrs = self.domain.check(attrs)
+        table = self.compressed.marginal(attrs)
+        for axis, attr in enumerate(attrs):
+            shape = [1] * len(attrs)
+            shape[axis] = self.domain[attr]
+            table = np.take(table, self.compression.mappings[attr], axis=axis)
+            table = table * self.compression.shares(attr).reshape(shape)
+        return table
+
+    def sample(self, n: int | None = None, rng: RngLike = None, method: str = "exact") -> Dataset:
+        """Records drawn from the compressed model, each code replaced by a value it stands for."""
+        gen = as_generator(rng)
+        small = self.compressed.sample(n, gen, method)
+        records = np.column_stack(
+            [
+                self.compression.decode(a, small.records[:, k], gen)
+                for k, a in enumerate(self.domain.attrs)
+            ]
+        )
+        return Dataset(records, self.domain)
+
+    def synthetic_data(self, n: int | None = None, rng: RngLike = None) -> Dataset:
+        """Synthetic records (rounded sampling on the compressed model, then decoded)."""
+        return self.sample(n, rng, method="rounded")
+
+    def __repr__(self) -> str:
+        return f"CompressedModel({self.compression.compressed!r} -> {self.domain!r})"

@@ -63,29 +63,23 @@ Estimators:
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, ModelTooLargeError, PrivacyParameterError
+from dpgm.errors import DpgmError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.estimation.losses import CustomLoss
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import (
-    Mechanism,
-    Progress,
-    WorkloadLike,
-    fraction,
-    measure_record_count,
-    positive_int,
-    positive_number,
-)
+from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
+from dpgm.memory import MEASURED_CELL_BYTES, check_cells
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.random import Randomness
+from dpgm.validation import fraction, integer, number, optional, positive
 from dpgm.workload import Workload
 
 Clique = tuple[str, ...]
@@ -213,16 +207,20 @@ def draw_queries(
     done: int,
     eta: float,
     samples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     budget: PrivacyBudget | None = None,
+    uniform: np.random.Generator | None = None,
 ) -> np.ndarray:
     """``samples`` independent draws from ``Q^t ∝ exp(η·scores)`` (round ``t = done + 1``).
 
     Each draw is an exponential mechanism with ε_t = 2η·done and sensitivity ``done``,
-    charged to ``budget``; in round 1 (``done = 0``) the law is uniform and free.
+    charged to ``budget`` and drawn with ``rng`` (None: OpenDP's exact sampler); in
+    round 1 (``done = 0``) the law is uniform and free, drawn with ``uniform`` (default
+    ``rng``).
     """
     if done == 0:
-        return rng.integers(0, len(scores), size=samples)
+        draw = uniform if uniform is not None else np.random.default_rng(rng)
+        return draw.integers(0, len(scores), size=samples)
     epsilon = 2.0 * eta * done
     label = f"round {done + 1}: draw query"
     picks = exponential_mechanism(
@@ -400,12 +398,13 @@ class DualQuery(Mechanism):
     (:class:`DualQueryLoss`).
     """
 
+    privacy = "zcdp"
     estimators = ("pgm", "original")
 
     def __init__(
         self,
         epsilon: float,
-        delta: float = 1e-3,
+        delta: float | None = None,
         *,
         estimator: str = "pgm",
         samples: int = 50,
@@ -415,26 +414,46 @@ class DualQuery(Mechanism):
         count_share: float = 0.02,
         iters: int = 1000,
         max_cells: float = DEFAULT_MAX_CELLS,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if delta is None:
-            raise PrivacyParameterError("DualQuery works under zCDP and needs delta in (0, 1)")
-        super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.samples = positive_int("samples", samples)
-        self.rounds = None if rounds is None else positive_int("rounds", rounds, least=2)
-        self.nu = positive_number("nu", nu)
-        self.max_rounds = positive_int("max_rounds", max_rounds, least=2)
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.samples = integer("samples", samples, least=1)
+        self.rounds = optional(integer, "rounds", rounds, least=2)
+        self.nu = positive("nu", nu)
+        self.max_rounds = integer("max_rounds", max_rounds, least=2)
         self.count_share = fraction("count_share", count_share)
-        self.iters = positive_int("iters", iters)
-        if positive_number("max_cells", max_cells) < 1:
-            raise DpgmError(f"max_cells must be >= 1, got {max_cells!r}")
-        self.max_cells = float(max_cells)
+        self.iters = integer("iters", iters, least=1)
+        self.max_cells = number("max_cells", max_cells, low=1)
+
+    def _reset(self) -> None:
+        super()._reset()
         self.eta: float | None = None
         self.rounds_used: int | None = None
         self.total: float | None = None
         self.records: Dataset | None = None
         self.draws: np.ndarray | None = None
         self.loss: DualQueryLoss | None = None
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The queries' vectors fit in memory; for ``"pgm"`` the model fits its cap."""
+        super().plan(domain, workload)
+        # answers, hits, both halves of the scores and their exponentials live at once
+        self.check_tables(domain, workload.cliques, "the workload's queries")
+        queries = sum(domain.size(c) for c in workload.cliques)
+        self.check_memory(
+            f"DualQuery's scores over {2 * queries:,} queries", 2 * MEASURED_CELL_BYTES * queries
+        )
+        if self.estimator == "pgm":
+            # the model's size depends on the public domain and workload only
+            check_cells(
+                "the workload's junction tree",
+                JunctionTree.build(domain, workload.cliques).size(),
+                self.max_cells,
+                alternative=f"use {option('estimator', 'original')} or a smaller workload",
+            )
 
     @staticmethod
     def learning_rate(rho: float, samples: int, rounds: int) -> float:
@@ -454,36 +473,14 @@ class DualQuery(Mechanism):
             rounds += 1
         return rounds
 
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField | Dataset:
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """Spend ``epsilon``/``delta`` on ``data`` answering ``workload`` (default: 2-way)."""
-        start = time.perf_counter()
-        noise_rng, choice_rng = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
+        budget = self.budget
         domain = data.domain
-        workload = self._workload(workload, domain, default_ways=2)
-        self.budget = budget
-        self.measurements = []
-        self.model = self.result = self.records = self.draws = self.loss = None
-        if self.estimator == "pgm":
-            # the model's size depends on the public domain and workload only: check it
-            # before any data are read
-            cells = JunctionTree.build(domain, workload.cliques).size()
-            if cells > self.max_cells:
-                raise ModelTooLargeError(
-                    f"the workload's junction tree needs {cells:,} cells, over "
-                    f"max_cells={self.max_cells:,.0f}; use estimator='original' or a smaller "
-                    "workload"
-                )
-
         count_rho = self.count_share * budget.total
         draws_rho = budget.total - count_rho
 
-        count = measure_record_count(data, budget, noise_rng, rho=count_rho)
+        count = measure_record_count(data, budget, randomness.noise, rho=count_rho)
         self.measurements = [count]
         self.total = n_hat = max(1.0, float(count.values[0]))
         self._say(f"measured the record count: {n_hat:.1f} (rho={count_rho:.4g})")
@@ -506,44 +503,33 @@ class DualQuery(Mechanism):
         )
         for t in range(rounds):
             scores = dualquery_scores(answers, totals, hits, t, n_hat)
-            draws[t] = draw_queries(scores, t, eta, self.samples, choice_rng, budget)
-            records[t] = best_record(queries, draws[t], choice_rng)
+            draws[t] = draw_queries(
+                scores, t, eta, self.samples, randomness.selection, budget, randomness.other
+            )
+            records[t] = best_record(queries, draws[t], randomness.other)
             queries.add_hits(hits, records[t])
             self._say(
                 f"round {t + 1}/{rounds}: record satisfies "
-                f"{self._satisfied(queries, draws[t], records[t])}/{self.samples} draws "
-                f"({time.perf_counter() - start:.1f} s)"
+                f"{self._satisfied(queries, draws[t], records[t])}/{self.samples} draws"
             )
         self.records = Dataset(records, domain)
         self.draws = draws
         self.loss = DualQueryLoss(queries, records, draws, eta, n_hat)
 
         if self.estimator == "original":
-            self.result = self.records
-            return self.result
-        iteration_say = self._every(max(1, self.iters // 10), start)
-        self.model = self.result = estimate(
+            return self.records
+        model = estimate(
             domain,
             [],
             total=n_hat,
             method="mirror_descent",
             loss=self.loss.custom_loss(),
             iters=self.iters,
-            callback=iteration_say,
-            max_cells=int(max(self.max_cells, 1)),
+            callback=self._iteration_reporter(self.iters, "estimation: negative log-likelihood"),
+            max_cells=int(self.max_cells),
         )
-        self._say(f"estimated the model ({time.perf_counter() - start:.1f} s)")
-        return self.model
-
-    def _every(self, period: int, start: float) -> Callable[[int, float], None]:
-        def say(iteration: int, value: float) -> None:
-            if iteration % period == 0:
-                self._say(
-                    f"estimation {iteration}/{self.iters}: negative log-likelihood {value:.6g} "
-                    f"({time.perf_counter() - start:.1f} s)"
-                )
-
-        return say
+        self._say("estimated the model")
+        return model
 
     @staticmethod
     def _satisfied(queries: QuerySet, picks: np.ndarray, record: np.ndarray) -> int:

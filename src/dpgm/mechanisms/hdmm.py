@@ -39,33 +39,29 @@ Sec. 5.1) that gives every clique the same weight.
 from __future__ import annotations
 
 import functools
-import time
+import math
 
 import numpy as np
 from scipy import linalg, optimize
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, ModelTooLargeError, PrivacyParameterError
+from dpgm.errors import DpgmError, ModelTooLargeError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.estimation.least_squares import (
     LSMR_TABLE_COPIES,
     global_least_squares,
     local_least_squares,
 )
-from dpgm.estimation.measurement import KroneckerQuery, Measurement
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import (
-    Mechanism,
-    Progress,
-    WorkloadLike,
-    positive_int,
-    positive_number,
-)
+from dpgm.measurement import KroneckerQuery, Measurement
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.tables import TableModel
-from dpgm.model import MarkovRandomField
+from dpgm.memory import MEASURED_CELL_BYTES, check_cells, check_memory, table_bytes
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
+from dpgm.random import Randomness
+from dpgm.validation import integer, number, one_of, optional
 from dpgm.workload import Workload, prefix_matrix
 
 Clique = tuple[str, ...]
@@ -165,11 +161,9 @@ def attribute_strategy(size: int, kind: str = "identity", p: int | None = None) 
     ``kind`` is ``"identity"`` (a categorical attribute: the identity) or ``"prefix"`` (a
     numeric one: the optimised p-Identity strategy for prefix ranges).
     """
-    if kind not in KINDS:
-        raise DpgmError(f"kind must be one of {KINDS}, got {kind!r}")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise DpgmError(f"size must be an integer >= 1, got {size!r}")
-    return _cached_strategy(int(size), kind, None if p is None else int(p))
+    one_of("kind", kind, KINDS)
+    size = integer("size", size, least=1)
+    return _cached_strategy(size, kind, None if p is None else int(p))
 
 
 def _is_identity(matrix: np.ndarray) -> bool:
@@ -189,6 +183,7 @@ class HDMM(Mechanism):
     for the strategy and the privacy accounting.
     """
 
+    privacy = "pure"
     estimators = ("pgm", "original")
 
     def __init__(
@@ -202,20 +197,20 @@ class HDMM(Mechanism):
         max_cells: float = 1e7,
         lsmr_iters: int = 1000,
         p: int | None = None,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if delta is not None:
-            raise PrivacyParameterError(
-                f"HDMM is pure epsilon-DP (Laplace noise): delta must be None, got {delta!r}"
-            )
-        super().__init__(epsilon, None, estimator=estimator, progress=progress)
-        self.iters = positive_int("iters", iters)
-        if least_squares not in LEAST_SQUARES:
-            raise DpgmError(f"least_squares must be one of {LEAST_SQUARES}, got {least_squares!r}")
-        self.least_squares = least_squares
-        self.max_cells = positive_number("max_cells", max_cells, at_least=1)
-        self.lsmr_iters = positive_int("lsmr_iters", lsmr_iters)
-        self.p = None if p is None else positive_int("p", p)
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.iters = integer("iters", iters, least=1)
+        self.least_squares = one_of("least_squares", least_squares, LEAST_SQUARES)
+        self.max_cells = number("max_cells", max_cells, low=1)
+        self.lsmr_iters = integer("lsmr_iters", lsmr_iters, least=1)
+        self.p = optional(integer, "p", p, least=1)
+
+    def _reset(self) -> None:
+        super()._reset()
         #: the strategy of each workload clique (set by fit; see :meth:`strategy`)
         self.strategies: dict[Clique, KroneckerQuery] = {}
         #: "global" or "local": the least squares the original estimator used
@@ -234,33 +229,35 @@ class HDMM(Mechanism):
             found[clique] = KroneckerQuery(factors)
         return found
 
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField | TableModel:
-        """Spend ``epsilon`` on ``data`` answering ``workload`` (default: all 2-way marginals)."""
-        start = time.perf_counter()
-        noise_rng, _ = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon)
-        domain = data.domain
-        workload = self._workload(workload, domain, default_ways=2)
-        self.budget = budget
-        self.measurements = []
-        self.model = self.result = None
-        self.least_squares_used = None
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The estimation route fits, and so do the strategy answers (public facts)."""
+        super().plan(domain, workload)
+        self._route(domain, workload)
+        self.check_tables(domain, workload.cliques, "the workload's marginals")
+        rows = sum(
+            math.prod(domain[a] + self._extra_rows(domain[a], a in workload.numeric) for a in c)
+            for c in workload.cliques
+        )
+        self.check_memory(f"the strategy's {rows:,} noisy answers", MEASURED_CELL_BYTES * rows)
 
-        # everything that can fail on public facts fails before the data are touched
-        method = self._plan(domain, workload)
+    def _extra_rows(self, size: int, numeric: bool) -> int:
+        """Rows a p-Identity strategy adds to an attribute's identity (public)."""
+        if not numeric or size == 1:
+            return 0
+        return self.p if self.p is not None else max(1, size // 16)
+
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        """Spend ``epsilon`` on ``data`` answering ``workload`` (default: all 2-way marginals)."""
+        budget = self.budget
+        domain = data.domain
+        method = self._route(domain, workload)
         self.strategies = self.strategy(domain, workload)
         rows = sum(q.shape[0] for q in self.strategies.values())
-        self._say(
-            f"chose the strategy: {len(self.strategies)} Kronecker products, {rows:,} queries "
-            f"({time.perf_counter() - start:.1f} s)"
-        )
+        self._say(f"chose the strategy: {len(self.strategies)} Kronecker products, {rows:,} rows")
 
-        self.measurements = self._measure(data, self.strategies, self.epsilon, budget, noise_rng)
+        self.measurements = self._measure(
+            data, self.strategies, self.epsilon, budget, randomness.noise
+        )
         each = self.epsilon / len(self.strategies)
         self._say(
             f"measured {len(self.measurements)} cliques (Laplace, epsilon={each:.4g} each, "
@@ -268,27 +265,14 @@ class HDMM(Mechanism):
         )
 
         if self.estimator == "pgm":
-            report = max(1, self.iters // 10)
-
-            def callback(t: int, loss: float) -> None:
-                if t % report == 0:
-                    self._say(
-                        f"iteration {t}/{self.iters}: loss {loss:.6g} "
-                        f"({time.perf_counter() - start:.1f} s)"
-                    )
-
             model = estimate(
                 domain,
                 self.measurements,
                 method="accelerated",
                 iters=self.iters,
-                callback=callback,
+                callback=self._iteration_reporter(self.iters, "estimation: loss at iteration"),
             )
-            self.model = self.result = model
-            self._say(
-                f"estimated the model: {model.tree.size():,} cells, total≈{model.total:.0f} "
-                f"({time.perf_counter() - start:.1f} s)"
-            )
+            self._say(f"estimated the model: {model.tree.size():,} cells, total≈{model.total:.0f}")
             return model
 
         self.least_squares_used = method
@@ -301,17 +285,15 @@ class HDMM(Mechanism):
             tables = {m.clique: local_least_squares(m, domain) for m in self.measurements}
             total = float(np.mean([t.sum() for t in tables.values()]))
             result = TableModel(domain, tables, total)
-        self.result = result
         self._say(
-            f"{method} least squares: {len(result.tables)} table(s), total≈{result.total:.0f} "
-            f"({time.perf_counter() - start:.1f} s)"
+            f"{method} least squares: {len(result.tables)} table(s), total≈{result.total:.0f}"
         )
         return result
 
     def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
         """Refuse local least squares: its per-clique tables are not one distribution."""
-        workload = self._workload(workload, domain, default_ways=2)
-        if self._plan(domain, workload) == "local":
+        workload = self.workload_for(domain, workload)
+        if self._route(domain, workload) == "local":
             why = (
                 "least_squares='local'"
                 if self.least_squares == "local"
@@ -323,23 +305,27 @@ class HDMM(Mechanism):
                 "estimator for synthetic data"
             )
 
-    def _plan(self, domain: Domain, workload: Workload) -> str:
+    def _route(self, domain: Domain, workload: Workload) -> str:
         """The estimation route, checked to fit in memory (public facts only)."""
         if self.estimator == "pgm":
-            tree = JunctionTree.build(domain, workload.cliques)
-            if tree.size() > DEFAULT_MAX_CELLS:
+            size = JunctionTree.build(domain, workload.cliques).size()
+            if size > DEFAULT_MAX_CELLS:
                 raise ModelTooLargeError(
-                    f"the junction tree of the workload needs {tree.size():,} cells, over "
+                    f"the junction tree of the workload needs {size:,} cells, over "
                     f"{DEFAULT_MAX_CELLS:,}; use a workload with smaller or fewer cliques"
                 )
             return "pgm"
         cells = domain.size()
-        if self.least_squares == "global" and cells > self.max_cells:
-            raise ModelTooLargeError(
-                f"global least squares would need {cells:,} cells "
-                f"({cells * 8 * LSMR_TABLE_COPIES / 1e9:.3g} GB), "
-                f"over max_cells={self.max_cells:,.0f}; "
-                "use least_squares='local' or estimator='pgm'"
+        if self.least_squares == "global":
+            check_cells(
+                "global least squares",
+                cells,
+                self.max_cells,
+                alternative=f"use {option('least_squares', 'local')} or "
+                f"{option('estimator', 'pgm')}",
+            )
+            check_memory(
+                "global least squares", table_bytes(cells, LSMR_TABLE_COPIES), self.max_memory
             )
         if self.least_squares == "auto":
             return "global" if cells <= self.max_cells else "local"

@@ -14,61 +14,69 @@ then Private-PGM estimates a tree-structured model from all the measurements.
 from __future__ import annotations
 
 import math
-import time
 from itertools import combinations
 
 import networkx as nx
 import numpy as np
 
 from dpgm.dataset import Dataset
-from dpgm.errors import DpgmError, PrivacyParameterError
-from dpgm.estimation.algorithms import estimate
-from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
-from dpgm.mechanisms.compression import DomainCompression
-from dpgm.model import MarkovRandomField
+from dpgm.domain import Domain
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.mechanisms.base import Mechanism, Progress
+from dpgm.mechanisms.compression import CompressedModel, DomainCompression
+from dpgm.memory import MEASURED_CELL_BYTES, cells
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
+from dpgm.random import Randomness
+from dpgm.validation import integer
+from dpgm.workload import Workload
 
 
 class MST(Mechanism):
     """The MST synthesizer; ``fit`` returns its model on the original domain.
 
-    MST's own estimator is Private-PGM, so ``estimator="original"`` and ``"pgm"`` are the same.
+    MST's own estimator is Private-PGM, so ``estimator="original"`` and ``"pgm"`` are the
+    same. Pairs are chosen only among those whose (compressed) table fits in memory and
+    keeps the tree within the estimator's model size, a rule on public facts and the
+    noisy one-way answers. The model is a :class:`MarkovRandomField` on the original
+    domain, or, where expanding the merged values back would not fit (attributes of very
+    many values), a :class:`~dpgm.mechanisms.compression.CompressedModel` that answers
+    the same questions.
     """
 
+    privacy = "zcdp"
     estimators = ("pgm", "original")
 
     def __init__(
         self,
         epsilon: float,
-        delta: float = 1e-9,
+        delta: float | None = None,
         *,
         estimator: str = "pgm",
         iters: int = 1000,
         compress: bool = True,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if delta is None:
-            raise PrivacyParameterError("MST works under zCDP and needs delta in (0, 1)")
-        super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
-            raise DpgmError(f"iters must be >= 1 (an integer), got {iters!r}")
-        self.iters = iters
-        self.compress = compress
-        self.tree_edges: list[tuple[str, str]] = []
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.iters = integer("iters", iters, least=1)
+        self.compress = bool(compress)
 
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField:
-        """Spend ``epsilon``/``delta`` on ``data`` (the workload is not used by MST)."""
-        start = time.perf_counter()
-        noise_rng, choice_rng = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
-        self.budget = budget
+    def _reset(self) -> None:
+        super()._reset()
+        self.tree_edges: list[tuple[str, str]] = []
+        self.compression: DomainCompression | None = None
+
+    def workload_for(self, domain: Domain, workload) -> Workload:
+        """MST uses no workload; one given is checked against the domain and ignored."""
+        given = workload if workload is not None else [[domain.attrs[0]]]
+        return super().workload_for(domain, given)
+
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        budget = self.budget
         domain = data.domain
         # a third each for one-way marginals, selection and two-way marginals; with a
         # single attribute there is nothing to select and the one-way marginals get it all
@@ -79,7 +87,7 @@ class MST(Mechanism):
             [(a,) for a in domain],
             rho=third,
             budget=budget,
-            rng=noise_rng,
+            rng=randomness.noise,
             label="one-way marginals",
         )
         self._say(f"measured {len(one_way)} one-way marginals (rho={third:.4g})")
@@ -89,6 +97,7 @@ class MST(Mechanism):
             compression = DomainCompression(
                 domain, domain, {a: np.arange(domain[a]) for a in domain}
             )
+        self.compression = compression
         small = compression.apply(data)
         merged = sum(domain[a] - compression.compressed[a] for a in domain)
         self._say(
@@ -96,7 +105,7 @@ class MST(Mechanism):
             f"{compression.compressed.size():.3g} cells"
         )
 
-        self.tree_edges = self._select(small, one_way, third, budget, choice_rng)
+        self.tree_edges = self._select(small, one_way, third, budget, randomness.selection)
         self._say(
             f"selected {len(self.tree_edges)} pairs by the exponential mechanism (rho={third:.4g})"
         )
@@ -105,24 +114,27 @@ class MST(Mechanism):
             measure_marginals(
                 small,
                 self.tree_edges,
-                rho=third,
+                rho=budget.remaining,  # a third, or more where the tree stopped early
                 budget=budget,
-                rng=noise_rng,
+                rng=randomness.noise,
                 label="two-way marginals",
             )
             if self.tree_edges
             else []
         )
-        self._say(f"measured {len(two_way)} two-way marginals (rho={third:.4g})")
+        self._say(f"measured {len(two_way)} two-way marginals")
         self.measurements = one_way + two_way
 
         fitted = estimate(compression.compressed, self.measurements, iters=self.iters)
-        self.model = self.result = compression.expand(fitted)
+        if compression.expanded_cells(fitted) <= DEFAULT_MAX_CELLS:
+            model = compression.expand(fitted)
+        else:  # a decision on the noisy compression: post-processing
+            model = CompressedModel(compression, fitted)
+            self._say("the model stays on the compressed domain (expanded, it would not fit)")
         self._say(
-            f"estimated the model: {len(fitted.tree.cliques)} cliques, total≈{fitted.total:.0f} "
-            f"({time.perf_counter() - start:.1f} s so far)"
+            f"estimated the model: {len(fitted.tree.cliques)} cliques, total≈{fitted.total:.0f}"
         )
-        return self.model
+        return model
 
     def _select(
         self,
@@ -130,15 +142,23 @@ class MST(Mechanism):
         one_way: list,
         rho: float,
         budget: PrivacyBudget,
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
     ) -> list[tuple[str, str]]:
-        """Pairs of a spanning tree, each chosen by the exponential mechanism."""
-        attrs = data.domain.attrs
+        """Pairs of a spanning tree (or forest), each chosen by the exponential mechanism.
+
+        A pair is a candidate while it joins two components, its table fits in memory and
+        the tree with it stays within the estimator's size: decided from the compressed
+        domain (public, given the noisy one-way answers) and the pairs already chosen.
+        """
+        domain = data.domain
+        attrs = domain.attrs
         rounds = len(attrs) - 1
         if rounds < 1:
             return []
-        independent = estimate(data.domain, one_way, iters=100)
-        candidates = list(combinations(attrs, 2))
+        independent = estimate(domain, one_way, iters=100)
+        per_table = self.max_memory / MEASURED_CELL_BYTES
+        size = {p: cells(domain.project(p).shape) for p in combinations(attrs, 2)}
+        candidates = [p for p in size if size[p] <= per_table]
         # L1 gap between the true pair marginal and the one-way model's; sensitivity 1
         scores = {
             pair: float(np.abs(data.marginal(pair) - independent.marginal(pair)).sum())
@@ -146,12 +166,20 @@ class MST(Mechanism):
         }
         epsilon = math.sqrt(8.0 * rho / rounds)  # each round costs ε²/8 of the ρ given
         components = nx.utils.UnionFind(attrs)
+        room = DEFAULT_MAX_CELLS - sum(domain[a] for a in attrs)
         chosen = []
         for _ in range(rounds):
-            open_pairs = [p for p in candidates if components[p[0]] != components[p[1]]]
+            open_pairs = [
+                p
+                for p in candidates
+                if components[p[0]] != components[p[1]] and size[p] <= room
+            ]
+            if not open_pairs:
+                break  # the forest cannot grow within the limits
             pick = exponential_mechanism(
                 [scores[p] for p in open_pairs], epsilon, 1.0, rng, budget, label="select pair"
             )
             chosen.append(open_pairs[pick])
             components.union(*open_pairs[pick])
+            room -= size[open_pairs[pick]]
         return chosen

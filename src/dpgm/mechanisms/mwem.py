@@ -45,36 +45,26 @@ Estimators (both start each run from the uniform table with the noisy count):
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import ModelTooLargeError
+from dpgm.errors import ModelTooLargeError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
-from dpgm.estimation.measurement import Measurement
-from dpgm.estimation.multiplicative_weights import (
-    format_bytes,
-    multiplicative_weights,
-    table_bytes,
-)
+from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import (
-    Mechanism,
-    Progress,
-    WorkloadLike,
-    fraction,
-    measure_record_count,
-    positive_int,
-    positive_number,
-)
+from dpgm.measurement import Measurement
+from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
 from dpgm.mechanisms.tables import TableModel
+from dpgm.memory import check_memory, table_bytes
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_linear
+from dpgm.random import Randomness
+from dpgm.validation import fraction, integer, positive
 from dpgm.workload import Workload
 
 Clique = tuple[str, ...]
@@ -85,11 +75,13 @@ class MWEM(Mechanism):
 
     ``rounds`` selection-and-measurement rounds; ``total_share`` of the budget measures the
     record count. ``"original"``: ``mw_passes`` passes of multiplicative weights per round,
-    tables of at most ``max_memory`` bytes. ``"pgm"``: ``round_iters`` iterations of
+    tables within ``max_memory`` bytes. ``"pgm"``: ``round_iters`` iterations of
     Private-PGM per round and ``iters`` for the final model, junction trees of at most
-    ``max_cells`` cells. See the module docstring for the privacy accounting.
+    ``max_cells`` cells. Pure ε-DP without ``delta``, zCDP reported as (ε, δ) with one.
+    See the module docstring for the privacy accounting.
     """
 
+    privacy = "either"
     estimators = ("pgm", "original")
 
     def __init__(
@@ -101,43 +93,49 @@ class MWEM(Mechanism):
         rounds: int = 10,
         total_share: float = 0.05,
         mw_passes: int = 10,
-        max_memory: float = 2**30,
         round_iters: int = 100,
         iters: int = 1000,
         max_cells: float = 2e7,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        super().__init__(epsilon, delta, estimator=estimator, progress=progress)
-        self.rounds = positive_int("rounds", rounds)
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.rounds = integer("rounds", rounds, least=1)
         self.total_share = fraction("total_share", total_share)
-        self.mw_passes = positive_int("mw_passes", mw_passes)
-        self.max_memory = positive_number("max_memory", max_memory)
-        self.round_iters = positive_int("round_iters", round_iters)
-        self.iters = positive_int("iters", iters)
-        self.max_cells = positive_number("max_cells", max_cells)
+        self.mw_passes = integer("mw_passes", mw_passes, least=1)
+        self.round_iters = integer("round_iters", round_iters, least=1)
+        self.iters = integer("iters", iters, least=1)
+        self.max_cells = positive("max_cells", max_cells)
+
+    def _reset(self) -> None:
+        super()._reset()
         #: the chosen queries, one per round: (clique, row index of W_C)
         self.selected: list[tuple[Clique, tuple[int, ...]]] = []
         #: the noisy record count
         self.total: float | None = None
 
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The workload's true answers fit in memory, and one clique fits the model."""
+        super().plan(domain, workload)
+        self.check_tables(domain, workload.cliques, "the workload's true answers")
+        if self.estimator == "pgm":
+            if not _TreeGuard(domain, self.max_cells).allowed(workload.cliques, None):
+                raise ModelTooLargeError(
+                    "no workload clique fits a junction tree of "
+                    f"{option('max_cells', self.max_cells)} cells"
+                )
+        else:
+            smallest = min(workload.cliques, key=domain.size)
+            _FactoredTables(domain, self.max_memory).plan(smallest)
+
     # -- the mechanism ----------------------------------------------------------------
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField | TableModel:
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """Spend ``epsilon`` (and ``delta``) on ``data`` answering ``workload`` (default: 2-way)."""
-        start = time.perf_counter()
-        noise_rng, choice_rng = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
+        budget = self.budget
         domain = data.domain
-        workload = self._workload(workload, domain, default_ways=2)
         pure = budget.mode == "pure"
-        self.budget = budget
-        self.selected = []
-        self.measurements = []
-        self.model = self.result = None
 
         # the budget split (module docstring); the last part is what is left, so the
         # parts add up to the total exactly
@@ -150,16 +148,8 @@ class MWEM(Mechanism):
 
         guard = _TreeGuard(domain, self.max_cells) if self.estimator == "pgm" else None
         tables = _FactoredTables(domain, self.max_memory) if self.estimator == "original" else None
-        # fail before reading any data when not even one workload clique fits
-        if guard is not None and not guard.allowed(workload.cliques, None):
-            raise ModelTooLargeError(
-                f"no workload clique fits a junction tree of max_cells={self.max_cells:,.0f} cells"
-            )
-        if tables is not None:
-            smallest = min(workload.cliques, key=domain.size)
-            tables.plan(smallest)  # raises if even the smallest clique's table is too big
 
-        count = measure_record_count(data, budget, noise_rng, **spend(count_part))
+        count = measure_record_count(data, budget, randomness.noise, **spend(count_part))
         self.total = total = max(1.0, float(count.values[0]))
         self.measurements = [count]
         self._say(f"measured the record count: {total:.1f} ({budget.mode}, {count_part:.4g})")
@@ -172,7 +162,7 @@ class MWEM(Mechanism):
             if not cliques:
                 raise ModelTooLargeError(
                     f"round {t}: no workload clique keeps the junction tree within "
-                    f"max_cells={self.max_cells:,.0f}"
+                    f"{option('max_cells', self.max_cells)} cells"
                 )
             clique, index = self._select(
                 workload,
@@ -182,7 +172,7 @@ class MWEM(Mechanism):
                 cliques,
                 select_epsilon,
                 budget,
-                choice_rng,
+                randomness.selection,
                 label=f"round {t}: select",
             )
             self.selected.append((clique, index))
@@ -200,7 +190,7 @@ class MWEM(Mechanism):
                 row,
                 **spend(part),
                 budget=budget,
-                rng=noise_rng,
+                rng=randomness.noise,
                 label=f"round {t}: measure",
             )
             self.measurements.append(measured)
@@ -225,13 +215,8 @@ class MWEM(Mechanism):
                 detail = f"model of {model.tree.size():,} cells"
             self._say(
                 f"round {t}/{self.rounds}: query {index} of {clique} "
-                f"(from {sum(domain.size(c) for c in cliques):,} candidates); {detail} "
-                f"({time.perf_counter() - start:.1f} s)"
+                f"(from {sum(domain.size(c) for c in cliques):,} candidates); {detail}"
             )
-
-        self.result = current
-        if isinstance(current, MarkovRandomField):
-            self.model = current
         return current
 
     def _select(
@@ -243,7 +228,7 @@ class MWEM(Mechanism):
         cliques: Sequence[Clique],
         epsilon: float,
         budget: PrivacyBudget,
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
         label: str = "select",
     ) -> tuple[Clique, tuple[int, ...]]:
         """One query of ``cliques``' sub-workloads by the exponential mechanism.
@@ -317,14 +302,12 @@ class _FactoredTables:
         if len(touched) == 1 and set(merged) == set(self.groups[touched[0]]):
             return merged, touched  # already one group: nothing to allocate
         kept = sum(float(t.size) for t in self.tables)
-        needed = table_bytes(cells + kept)
-        if needed > self.max_memory:
-            raise ModelTooLargeError(
-                f"MWEM's multiplicative weights would need a table of {cells:.3g} cells "
-                f"({format_bytes(table_bytes(cells))}) over {merged}; "
-                f"{format_bytes(needed)} in all is over max_memory="
-                f"{format_bytes(self.max_memory)}; use estimator='pgm'"
-            )
+        check_memory(
+            f"MWEM's multiplicative weights with a table of {cells:.3g} cells over {merged}",
+            table_bytes(cells + kept),
+            self.max_memory,
+            alternative=f"use {option('estimator', 'pgm')}",
+        )
         return merged, touched
 
     def admit(self, clique: Sequence[str], total: float) -> None:

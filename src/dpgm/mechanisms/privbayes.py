@@ -6,8 +6,9 @@ exponential mechanism; the marginal of every pair is then measured with Laplace 
 0, each conditional normalised) and samples synthetic records from the network;
 ``estimator="pgm"`` hands the same noisy marginals to Private-PGM.
 
-Privacy accounting: pure ε-DP (``delta`` must be None); neighbouring datasets differ by
-adding or removing one record. With d attributes, β = ``beta`` and s = ``count_share``:
+Privacy accounting: pure ε-DP (a ``delta`` is accepted and none of it is spent: an ε-DP
+mechanism is (ε, δ)-DP for every δ); neighbouring datasets differ by adding or removing
+one record. With d attributes, β = ``beta`` and s = ``count_share``:
 
 1. ε₁ = β·ε learns the structure:
 
@@ -67,29 +68,23 @@ R in counts has the constant sensitivity 2 whatever n is.
 from __future__ import annotations
 
 import math
-import time
 from itertools import combinations
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import PrivacyParameterError
+from dpgm.errors import option
 from dpgm.estimation.algorithms import estimate
-from dpgm.estimation.measurement import Measurement
-from dpgm.mechanisms.base import (
-    Mechanism,
-    Progress,
-    WorkloadLike,
-    fraction,
-    measure_record_count,
-    positive_int,
-    positive_number,
-)
-from dpgm.model import MarkovRandomField
+from dpgm.measurement import Measurement
+from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
+from dpgm.memory import CELL_BYTES, MEASURED_CELL_BYTES
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
+from dpgm.random import Randomness
+from dpgm.validation import fraction, integer, optional, positive
+from dpgm.workload import Workload
 
 Pair = tuple[str, tuple[str, ...]]
 
@@ -140,11 +135,14 @@ class PrivBayes(Mechanism):
 
     ``degree`` is the most parents an attribute may have (k), ``beta`` the share of ε spent
     on the structure, ``count_share`` the share of that part spent on the record count,
-    ``theta`` the θ-usefulness ratio; ``iters`` Private-PGM iterations (``"pgm"`` only).
-    The workload is accepted for the common interface and not used. See the module
-    docstring for the privacy accounting and the score.
+    ``theta`` the θ-usefulness ratio; ``iters`` Private-PGM iterations (``"pgm"`` only);
+    ``rows`` the number of synthetic records the original estimator draws (default: the
+    noisy record count). A parent set is a candidate only if its marginal also fits in
+    ``max_memory``. The workload is accepted for the common interface and not used. See
+    the module docstring for the privacy accounting and the score.
     """
 
+    privacy = "pure"
     estimators = ("pgm", "original")
 
     def __init__(
@@ -158,18 +156,22 @@ class PrivBayes(Mechanism):
         count_share: float = 0.05,
         theta: float = 4.0,
         iters: int = 1000,
+        rows: int | None = None,
+        max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        if delta is not None:
-            raise PrivacyParameterError(
-                f"PrivBayes is pure epsilon-DP: delta must be None, got {delta!r}"
-            )
-        super().__init__(epsilon, None, estimator=estimator, progress=progress)
-        self.degree = positive_int("degree", degree)
+        super().__init__(
+            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+        )
+        self.degree = integer("degree", degree, least=1)
         self.beta = fraction("beta", beta)
         self.count_share = fraction("count_share", count_share)
-        self.theta = positive_number("theta", theta)
-        self.iters = positive_int("iters", iters)
+        self.theta = positive("theta", theta)
+        self.iters = integer("iters", iters, least=1)
+        self.rows = optional(integer, "rows", rows, least=0)
+
+    def _reset(self) -> None:
+        super()._reset()
         #: the network: (child, parents) in the order chosen, the first with no parents
         self.network: list[Pair] = []
         #: the cliques whose marginals were measured (domain order)
@@ -177,22 +179,24 @@ class PrivBayes(Mechanism):
         #: the noisy record count n̂
         self.total: float | None = None
 
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """One-way marginals and, if asked for, the synthetic records fit in memory."""
+        super().plan(domain, workload)
+        if self.estimator == "original" and self.rows is not None:
+            self._check_rows(self.rows, len(domain))
+
+    def _check_rows(self, rows: int, width: int) -> None:
+        self.check_memory(
+            f"{rows:,} synthetic records",
+            float(rows) * width * CELL_BYTES,
+            alternative=f"ask for fewer with {option('rows')}",
+        )
+
     # -- the mechanism ----------------------------------------------------------------
-    def fit(
-        self,
-        data: Dataset,
-        workload: WorkloadLike | None = None,
-        rng: np.random.Generator | int | None = None,
-    ) -> MarkovRandomField | Dataset:
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """Spend ``epsilon`` on ``data``; synthetic records (original) or a model (pgm)."""
-        start = time.perf_counter()
-        noise_rng, choice_rng = self._generators(rng)
-        budget = PrivacyBudget(epsilon=self.epsilon)
+        budget = self.budget
         domain = data.domain
-        self._workload(workload, domain)  # checked for the interface, not used
-        self.budget = budget
-        self.network, self.measured, self.measurements = [], [], []
-        self.model = self.result = self.total = None
         d = len(domain)
 
         # the budget split of the module docstring
@@ -204,13 +208,18 @@ class PrivBayes(Mechanism):
         else:  # nothing to select: the marginal gets all but the count
             epsilon_round, epsilon_marginals = 0.0, self.epsilon - count_part
 
-        count = measure_record_count(data, budget, noise_rng, epsilon=count_part)
+        count = measure_record_count(data, budget, randomness.noise, epsilon=count_part)
         self.measurements = [count]
         self.total = total = max(1.0, float(count.values[0]))
         self._say(f"measured the record count: {total:.1f} (epsilon={count_part:.4g})")
 
-        threshold = total * epsilon_marginals / (d * self.theta)
-        self.network = self._structure(data, epsilon_round, threshold, budget, choice_rng)
+        # θ-useful sets, and (a rule on public facts) only those whose table fits in memory
+        threshold = min(
+            total * epsilon_marginals / (d * self.theta), self.max_memory / MEASURED_CELL_BYTES
+        )
+        self.network = self._structure(
+            data, epsilon_round, threshold, budget, randomness.selection, other=randomness.other
+        )
 
         cliques = [domain.canonical((child, *parents)) for child, parents in self.network]
         self.measured = [
@@ -221,7 +230,7 @@ class PrivBayes(Mechanism):
             self.measured,
             epsilon=epsilon_marginals,
             budget=budget,
-            rng=noise_rng,
+            rng=randomness.noise,
             label="marginals",
         )
         self.measurements = [count, *marginals]
@@ -232,15 +241,14 @@ class PrivBayes(Mechanism):
         )
 
         if self.estimator == "pgm":
-            self.model = self.result = estimate(
-                domain, marginals, method="accelerated", iters=self.iters, loss="l2"
-            )
-            done = f"estimated the model: total≈{self.model.total:.0f}"
-        else:
-            self.result = self._sample(domain, marginals, int(round(total)), choice_rng)
-            done = f"sampled {len(self.result)} records"
-        self._say(f"{done} ({time.perf_counter() - start:.1f} s)")
-        return self.result
+            model = estimate(domain, marginals, method="accelerated", iters=self.iters, loss="l2")
+            self._say(f"estimated the model: total≈{model.total:.0f}")
+            return model
+        rows = int(round(total)) if self.rows is None else self.rows
+        self._check_rows(rows, d)  # the noisy count is released: a clear error, not a crash
+        records = self._sample(domain, marginals, rows, randomness.other)
+        self._say(f"sampled {len(records)} records")
+        return records
 
     def _structure(
         self,
@@ -248,18 +256,22 @@ class PrivBayes(Mechanism):
         epsilon_round: float,
         threshold: float,
         budget: PrivacyBudget,
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
         first: str | None = None,
+        other: np.random.Generator | None = None,
     ) -> list[Pair]:
         """The greedy network: a random first attribute, then one private pick per round.
 
-        ``first`` fixes the first attribute instead (for tests). Candidates come child by
-        child in domain order, each child's sets as :func:`parent_sets` lists them.
+        ``first`` fixes the first attribute instead (for tests); otherwise it is drawn
+        from ``other`` (no data involved; default ``rng``). Candidates come child by child
+        in domain order, each child's sets as :func:`parent_sets` lists them. ``rng`` is
+        the selections' generator (None: OpenDP's exact sampler).
         """
         domain = data.domain
         attrs = domain.attrs
         if first is None:
-            first = attrs[int(rng.integers(len(attrs)))]
+            draw = other if other is not None else np.random.default_rng(rng)
+            first = attrs[int(draw.integers(len(attrs)))]
         network: list[Pair] = [(first, ())]
         inside = {first}
         scores: dict[Pair, float] = {}  # a pair's score does not change between rounds

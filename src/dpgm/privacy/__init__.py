@@ -7,14 +7,15 @@ Sensitivities: one record (of weight at most 1) changes one cell of a marginal's
 vector by at most 1, so a marginal has L1 and L2 sensitivity 1; k marginals measured
 together have L1 sensitivity k and L2 sensitivity √k.
 
-Randomness: with ``rng=None`` (the default) noise comes from OpenDP's exact samplers and
-is fit for a release. An integer seed or a ``numpy.random.Generator`` gives NumPy noise
-that is reproducible — for research and testing only, never for a release (whoever knows
-the seed can remove the noise).
+Randomness: with ``rng=None`` (the default) noise and selections come from OpenDP's exact
+samplers and are fit for a release. An integer seed or a ``numpy.random.Generator`` gives
+NumPy randomness that is reproducible — for research and testing only, never for a
+release (whoever knows the seed can remove the noise); it draws a ``SeedWarning`` once.
+Which sampler runs depends on public facts only, never on the data.
 
 Modules: :mod:`.accounting` (zCDP ↔ (ε, δ) conversions), :mod:`.budget` (the ledger),
 :mod:`.noise` (Laplace / Gaussian noise), :mod:`.measure` (noisy marginals),
-:mod:`.exponential` (private selection).
+:mod:`.exponential` (private selection), :mod:`.policy` (δ policy, parameter checks, seeds).
 """
 
 from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
@@ -28,13 +29,16 @@ from dpgm.privacy.measure import (
     query_sensitivity,
 )
 from dpgm.privacy.noise import gaussian_noise, laplace_noise
+from dpgm.privacy.policy import DEFAULT_DELTA, check_delta
 
 __all__ = [
+    "DEFAULT_DELTA",
     "LedgerEntry",
     "PrivacyBudget",
     "cdp_delta",
     "cdp_epsilon",
     "cdp_rho",
+    "check_delta",
     "exponential_mechanism",
     "gaussian_noise",
     "gaussian_sigma",

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 
-from dpgm.privacy._checks import non_negative, positive, probability
+from dpgm.errors import PrivacyParameterError
+from dpgm.privacy.policy import check_epsilon, check_probability
+from dpgm.validation import non_negative
 
 # Bisection on doubles converges to adjacent floats in well under 200 halvings.
 _MAX_HALVINGS = 200
@@ -56,8 +58,8 @@ def _best_t(rho: float, epsilon: float) -> float:
 
 def cdp_delta(rho: float, epsilon: float) -> float:
     """Smallest δ such that ρ-zCDP implies (ε, δ)-DP (CKS20 tight conversion), capped at 1."""
-    rho = non_negative("rho", rho)
-    epsilon = non_negative("epsilon", epsilon)
+    rho = non_negative("rho", rho, error=PrivacyParameterError)
+    epsilon = non_negative("epsilon", epsilon, error=PrivacyParameterError)
     if rho == 0.0:
         return 0.0  # 0-zCDP is perfect privacy
     log_delta = _log_delta(rho, epsilon, _best_t(rho, epsilon))
@@ -71,8 +73,8 @@ def _simple_epsilon(rho: float, delta: float) -> float:
 
 def cdp_epsilon(rho: float, delta: float) -> float:
     """Smallest ε such that ρ-zCDP implies (ε, δ)-DP (by bisection on :func:`cdp_delta`)."""
-    rho = non_negative("rho", rho)
-    delta = probability("delta", delta)
+    rho = non_negative("rho", rho, error=PrivacyParameterError)
+    delta = check_probability("delta", delta)
     if rho == 0.0:
         return 0.0
     # cdp_delta is decreasing in ε; the classic bound is always feasible (it is looser).
@@ -92,8 +94,8 @@ def cdp_epsilon(rho: float, delta: float) -> float:
 
 def cdp_rho(epsilon: float, delta: float) -> float:
     """Largest ρ such that ρ-zCDP implies (ε, δ)-DP (by bisection on :func:`cdp_delta`)."""
-    epsilon = positive("epsilon", epsilon)
-    delta = probability("delta", delta)
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability("delta", delta)
     # The classic bound solved for ρ is feasible: sqrt(ρ) = sqrt(L + ε) − sqrt(L), L = log(1/δ).
     log_inv = math.log(1.0 / delta)
     lo = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 
 from dpgm.errors import BudgetExceededError, PrivacyParameterError
-from dpgm.privacy._checks import positive, probability
 from dpgm.privacy.accounting import cdp_epsilon, cdp_rho
+from dpgm.privacy.policy import check_delta, check_epsilon, check_probability
 
 # Relative slack on the total, so that k charges of total/k never fail on rounding.
 _RELATIVE_SLACK = 1e-9
@@ -52,11 +52,11 @@ class PrivacyBudget:
             raise PrivacyParameterError("give epsilon (with optional delta) or rho, not both")
         if rho is None and epsilon is None:
             raise PrivacyParameterError("a privacy budget needs epsilon or rho")
-        self._delta = None if delta is None else probability("delta", delta)
-        self._epsilon = None if epsilon is None else positive("epsilon", epsilon)
+        self._delta = check_delta(delta)
+        self._epsilon = None if epsilon is None else check_epsilon(epsilon)
         if rho is not None:
             self._mode = "zcdp"
-            self._total = positive("rho", rho)
+            self._total = check_epsilon(rho, "rho")
         elif self._delta is None:
             self._mode = "pure"
             self._total = self._epsilon
@@ -78,7 +78,7 @@ class PrivacyBudget:
         if (epsilon is None) == (rho is None):
             raise PrivacyParameterError("charge exactly one of epsilon or rho")
         if rho is not None:
-            rho = positive("rho", rho)
+            rho = check_epsilon(rho, "rho")
             if self._mode == "pure":
                 raise PrivacyParameterError(
                     f"cannot charge rho={rho:g} to a pure epsilon-DP budget; "
@@ -86,7 +86,7 @@ class PrivacyBudget:
                 )
             entry, amount, asked = LedgerEntry(label, None, rho), rho, f"rho={rho:g}"
         else:
-            epsilon = positive("epsilon", epsilon)
+            epsilon = check_epsilon(epsilon)
             if self._mode == "pure":
                 entry, amount = LedgerEntry(label, epsilon, None), epsilon
                 asked = f"epsilon={epsilon:g}"
@@ -151,7 +151,7 @@ class PrivacyBudget:
         """
         if self._mode == "pure":
             return self._spent, 0.0
-        delta = self._delta if delta is None else probability("delta", delta)
+        delta = self._delta if delta is None else check_probability("delta", delta)
         if delta is None:
             raise PrivacyParameterError(
                 "this zCDP budget was given no delta; pass delta= to convert to (epsilon, delta)"

@@ -1,33 +1,58 @@
 """The exponential mechanism: choose a candidate, favouring high scores, privately.
 
 Neighbouring datasets differ by adding or removing one record (unbounded DP);
-``sensitivity`` bounds how much one record can change any candidate's score.
+``sensitivity`` Δ bounds how much one record can change any candidate's score.
 
-Candidate i is chosen with probability ∝ exp(ε·score_i / (2·sensitivity)), which is ε-DP
-(McSherry & Talwar 2007). Its privacy loss is also bounded-range, so it is ε²/8-zCDP
-(Cesar & Rogers 2021, "Bounding, Concentrating, and Truncating"), not merely ε²/2: a zCDP
-budget is charged ρ = ε²/8, a pure budget ε.
+Candidate i is chosen with probability ∝ exp(ε·score_i / (2Δ)), which is ε-DP (McSherry &
+Talwar 2007). Its privacy loss is also ε-bounded-range, so it is ε²/8-zCDP (Cesar &
+Rogers 2021, "Bounding, Concentrating, and Truncating"), not merely ε²/2: a zCDP budget
+is charged ρ = ε²/8, a pure budget ε.
 
-One draw uses the Gumbel-max trick, several draws from one law the inverse CDF, with
-NumPy floats; ``rng=None`` draws fresh OS entropy.
-A seed or generator makes the choice reproducible — for research only, not for a release.
+Samplers:
+
+* ``rng=None`` (a release): OpenDP's exact report-noisy-max with Gumbel noise
+  (``make_noisy_max`` with a zero-concentrated-divergence output measure, OpenDP >= 0.16),
+  which draws exactly this law with arbitrary-precision arithmetic: no candidate's
+  probability rounds to zero. Before charging, the ρ that OpenDP's own privacy map proves
+  for it is read, and the larger of that and ε²/8 is charged. (Up to OpenDP 0.15 the
+  same constructor used permute-and-flip, which is ε-DP but not ε-bounded-range, while
+  claiming ε²/8: opendp/opendp#2911. dpgm's tests check the law drawn here is the
+  exponential mechanism's, and that a permute-and-flip law would be caught.)
+  With many candidates (more than :data:`BLOCKED_ABOVE`), a draw is two exact noisy maxes:
+  one over blocks of about √n candidates, scored s·log Σ exp(score/s) with s = 2Δ/ε (a
+  function with the same sensitivity Δ), then one inside the chosen block. The product
+  of the two laws is the exponential mechanism's law, and the cost is O(√n) per draw.
+* a seed or generator: NumPy floats (the Gumbel-max trick for one draw, the inverse CDF
+  for several) — reproducible, for research only; draws a
+  :class:`~dpgm.errors.SeedWarning` the first time.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from dpgm.errors import DpgmError
-from dpgm.privacy._checks import positive
+from dpgm.errors import ParameterError, PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.random import as_generator
+from dpgm.privacy.policy import check_epsilon, warn_seeded
+from dpgm.random import RngLike, as_generator
+from dpgm.validation import integer, positive
+
+#: above this many candidates the exact sampler draws a block first, then inside it
+BLOCKED_ABOVE = 4096
+
+
+def zcdp_cost(epsilon: float) -> float:
+    """ρ of one exponential mechanism with parameter ε (bounded range): ε²/8."""
+    return epsilon**2 / 8.0
 
 
 def exponential_mechanism(
     scores,
     epsilon: float,
     sensitivity: float = 1.0,
-    rng: np.random.Generator | int | None = None,
+    rng: RngLike = None,
     budget: PrivacyBudget | None = None,
     label: str = "",
     size: int | None = None,
@@ -36,31 +61,34 @@ def exponential_mechanism(
 
     ``size``: that many independent draws (an array of indices), each an exponential
     mechanism, so they cost ``size`` times one draw by sequential composition. A
-    ``budget`` is charged (ε per draw in pure mode, ρ = ε²/8 per draw in zCDP mode) in one
-    entry before anything is drawn.
+    ``budget`` is charged (ε per draw in pure mode, ρ per draw in zCDP mode, see the module
+    docstring) in one entry before anything is drawn.
     """
-    epsilon = positive("epsilon", epsilon)
-    sensitivity = positive("sensitivity", sensitivity)
+    epsilon = check_epsilon(epsilon)
+    sensitivity = positive("sensitivity", sensitivity, error=PrivacyParameterError)
     values = np.asarray(scores, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
-        raise DpgmError(f"scores must be a non-empty 1-d sequence, got shape {values.shape}")
+        raise ParameterError(f"scores must be a non-empty 1-d sequence, got shape {values.shape}")
     if not np.all(np.isfinite(values)):
-        raise DpgmError("scores must be finite (found NaN or infinity)")
+        raise ParameterError("scores must be finite (found NaN or infinity)")
+    draws = 1 if size is None else integer("size", size, least=1)
 
-    draws = 1
-    if size is not None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise DpgmError(f"size must be an integer >= 1, got {size!r}")
-        draws = int(size)
-
+    exact = None if rng is not None else _ExactSelector(values, epsilon, sensitivity)
     if budget is not None:
         what = label or "exponential mechanism"
         what = what if size is None else f"{what} (x{draws})"
         if budget.mode == "pure":
             budget.charge(epsilon=draws * epsilon, label=what)
         else:
-            budget.charge(rho=draws * epsilon**2 / 8.0, label=what)
+            rho = zcdp_cost(epsilon) if exact is None else exact.rho
+            budget.charge(rho=draws * rho, label=what)
 
+    if exact is not None:
+        if size is None:
+            return exact.draw()
+        return np.array([exact.draw() for _ in range(draws)], dtype=np.int64)
+
+    warn_seeded()
     # argmax of (log-weight + standard Gumbel) is distributed as the normalised weights.
     # Subtracting the max score keeps the log-weights <= 0 (it does not change the law); a
     # weight that underflows to exp(-inf) = 0 is already 0 in double precision.
@@ -74,3 +102,54 @@ def exponential_mechanism(
         return np.minimum(picks, values.size - 1)
     gumbel = generator.gumbel(size=values.size)
     return int(np.argmax(logits + gumbel))
+
+
+def noisy_max_measurement(scale: float):
+    """OpenDP's exact Gumbel report-noisy-max on float vectors, zCDP output measure."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp.m.make_noisy_max(
+        dp.vector_domain(dp.atom_domain(T="f64", nan=False)),
+        dp.linf_distance(T="f64"),
+        dp.zero_concentrated_divergence(),
+        scale=scale,
+    )
+
+
+class _ExactSelector:
+    """Exact draws of the exponential mechanism on fixed scores (see the module docstring)."""
+
+    def __init__(self, values: np.ndarray, epsilon: float, sensitivity: float):
+        # P(i) ∝ exp(score_i / scale) with scale = 2Δ/ε is the exponential mechanism
+        self.scale = 2.0 * sensitivity / epsilon
+        self.measurement = noisy_max_measurement(self.scale)
+        #: what OpenDP proves for scores that move by at most Δ, never below ε²/8
+        self.rho = max(zcdp_cost(epsilon), float(self.measurement.map(sensitivity)))
+        self.values = values
+        self.blocks: list[tuple[int, int]] | None = None
+        self._lists: dict[int, list[float]] = {}
+        if values.size > BLOCKED_ABOVE:
+            width = math.isqrt(values.size - 1) + 1
+            starts = np.arange(0, values.size, width)
+            scaled = values / self.scale
+            lengths = np.diff(np.append(starts, values.size))
+            top = np.maximum.reduceat(scaled, starts)
+            sums = np.add.reduceat(np.exp(scaled - np.repeat(top, lengths)), starts)
+            block_scores = self.scale * (top + np.log(sums))
+            if np.all(np.isfinite(block_scores)):
+                self.blocks = [(int(a), int(min(a + width, values.size))) for a in starts]
+                self.block_scores = block_scores.tolist()
+
+    def _slice(self, k: int, start: int, stop: int) -> list[float]:
+        found = self._lists.get(k)
+        if found is None:
+            found = self._lists[k] = self.values[start:stop].tolist()
+        return found
+
+    def draw(self) -> int:
+        if self.blocks is None:
+            return int(self.measurement(self._slice(-1, 0, self.values.size)))
+        k = int(self.measurement(self.block_scores))
+        start, stop = self.blocks[k]
+        return start + int(self.measurement(self._slice(k, start, stop)))

@@ -20,28 +20,23 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from dpgm.dataset import Dataset
-from dpgm.errors import DataError, DpgmError, PrivacyParameterError
-from dpgm.estimation.measurement import KroneckerQuery, Measurement, is_sparse
-from dpgm.privacy._checks import positive
+from dpgm.errors import DataError, ParameterError, PrivacyParameterError
+from dpgm.measurement import KroneckerQuery, Measurement, is_integral, is_sparse
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.noise import gaussian_noise, laplace_noise
+from dpgm.privacy.policy import check_epsilon
 from dpgm.random import as_generator
+from dpgm.validation import integer
 
 
 def laplace_scale(epsilon: float, k: int = 1) -> float:
     """Laplace scale b = k/ε that makes k marginals (sensitivity 1 each) ε-DP together."""
-    return _count("k", k) / positive("epsilon", epsilon)
+    return integer("k", k, least=1) / check_epsilon(epsilon)
 
 
 def gaussian_sigma(rho: float, k: int = 1) -> float:
     """Gaussian std σ = sqrt(k/(2ρ)) that makes k marginals (L2 sensitivity √k) ρ-zCDP."""
-    return math.sqrt(_count("k", k) / (2.0 * positive("rho", rho)))
-
-
-def _count(name: str, k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise DpgmError(f"{name} must be an integer >= 1, got {k!r}")
-    return int(k)
+    return math.sqrt(integer("k", k, least=1) / (2.0 * check_epsilon(rho, "rho")))
 
 
 def _shares(weights: Sequence[float] | None, k: int) -> np.ndarray:
@@ -61,16 +56,21 @@ def _shares(weights: Sequence[float] | None, k: int) -> np.ndarray:
 
 def _cliques(data: Dataset, cliques: Iterable[Iterable[str]]) -> list[tuple[str, ...]]:
     if isinstance(cliques, str):
-        raise DpgmError(f"cliques must be a list of attribute tuples, got the string {cliques!r}")
+        raise ParameterError(
+            f"cliques must be a list of attribute tuples, got the string {cliques!r}"
+        )
     checked = [data.domain.check(clique) for clique in cliques]  # DomainError if unknown
     if not checked:
-        raise DpgmError("no cliques to measure")
+        raise ParameterError("no cliques to measure")
     return checked
 
 
 def _check_data(data: Dataset) -> None:
     if not isinstance(data, Dataset):
-        raise DataError(f"data must be a dpgm.Dataset, got {type(data).__name__}")
+        raise DataError(
+            f"data must be a dpgm.Dataset, got {type(data).__name__}; build one with "
+            "dpgm.Dataset(frame, domain)"
+        )
     # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
     # This is a check of the input's form, made before charging so a bad call costs nothing.
     if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
@@ -122,25 +122,28 @@ def measure_linear(
     """
     if (epsilon is None) == (rho is None):
         raise PrivacyParameterError("give exactly one of epsilon (Laplace) or rho (Gaussian)")
-    total = positive("epsilon", epsilon) if rho is None else positive("rho", rho)
+    total = check_epsilon(epsilon) if rho is None else check_epsilon(rho, "rho")
     _check_data(data)
     (clique,) = _cliques(data, [clique])
     cells = data.domain.size(clique)
     if query.shape[1] != cells:
-        raise DpgmError(f"query has {query.shape[1]} columns, the clique {clique} {cells} cells")
+        raise ParameterError(
+            f"query has {query.shape[1]} columns, the clique {clique} {cells} cells"
+        )
     sensitivity = query_sensitivity(query, 1 if rho is None else 2)
     if not sensitivity > 0:
-        raise DpgmError("the query is all zeros: nothing to measure")
+        raise ParameterError("the query is all zeros: nothing to measure")
     _charge(budget, epsilon, rho, label or f"linear query on {clique}")
     gen = None if rng is None else as_generator(rng)
+    # public facts only: unweighted counts times an integral query are integers
+    discrete = data.weights is None and is_integral(query)
     answers = np.asarray(query @ data.marginal(clique).ravel(), dtype=np.float64).ravel()
     if rho is None:
         scale = sensitivity / total
-        return Measurement(
-            clique, laplace_noise(answers, scale, gen), math.sqrt(2.0) * scale, query
-        )
+        noisy = laplace_noise(answers, scale, gen, discrete=discrete)
+        return Measurement(clique, noisy, math.sqrt(2.0) * scale, query)
     std = sensitivity / math.sqrt(2.0 * total)
-    return Measurement(clique, gaussian_noise(answers, std, gen), std, query)
+    return Measurement(clique, gaussian_noise(answers, std, gen, discrete=discrete), std, query)
 
 
 def measure_marginals(
@@ -165,7 +168,7 @@ def measure_marginals(
     """
     if (epsilon is None) == (rho is None):
         raise PrivacyParameterError("give exactly one of epsilon (Laplace) or rho (Gaussian)")
-    total = positive("epsilon", epsilon) if rho is None else positive("rho", rho)
+    total = check_epsilon(epsilon) if rho is None else check_epsilon(rho, "rho")
     _check_data(data)
     cliques = _cliques(data, cliques)
     shares = _shares(weights, len(cliques))
@@ -173,14 +176,17 @@ def measure_marginals(
 
     # One generator for all cliques, so that a seed reproduces the whole call.
     gen = None if rng is None else as_generator(rng)
+    # a public fact, never read off the counts: unweighted records give integer counts
+    discrete = data.weights is None
     measurements = []
     for clique, share in zip(cliques, shares, strict=True):
         counts = data.marginal(clique)
         if rho is None:
             scale = 1.0 / (total * share)
-            noisy, std = laplace_noise(counts, scale, gen), math.sqrt(2.0) * scale
+            noisy = laplace_noise(counts, scale, gen, discrete=discrete)
+            std = math.sqrt(2.0) * scale
         else:
             std = 1.0 / math.sqrt(2.0 * total * share)
-            noisy = gaussian_noise(counts, std, gen)
+            noisy = gaussian_noise(counts, std, gen, discrete=discrete)
         measurements.append(Measurement(clique, noisy.ravel(), std))
     return measurements

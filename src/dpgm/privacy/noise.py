@@ -3,15 +3,22 @@
 Two sources of randomness:
 
 * ``rng=None`` (the default, and the only choice for a real release): exact samplers from
-  OpenDP. Integer-valued counts get discrete Laplace / discrete Gaussian noise on integers
-  (Canonne, Kamath & Steinke 2020), which carry the same ε-DP / ρ-zCDP guarantees as their
-  continuous namesakes for integer sensitivities, and have no floating-point weaknesses.
-  Other counts (weighted data) get OpenDP's float samplers, which are exact up to a fine
-  rounding grid.
+  OpenDP. With ``discrete=True`` the counts are integers and get discrete Laplace /
+  discrete Gaussian noise on the integers (Canonne, Kamath & Steinke 2020), which carry
+  the same ε-DP / ρ-zCDP guarantees as their continuous namesakes for integer
+  sensitivities. With ``discrete=False`` (the default) OpenDP's float samplers are used;
+  they round to a lattice fixed by the scale alone.
 * an integer seed or a ``numpy.random.Generator``: NumPy's ``laplace`` / ``normal``.
   **Seeded noise is for research and testing (reproducible experiments), not for a
   release**: anyone who knows the seed can subtract the noise, and NumPy's floating-point
-  samplers are not hardened against precision attacks.
+  samplers are not hardened against precision attacks. The first seeded use in a process
+  draws a :class:`~dpgm.errors.SeedWarning`.
+
+Which sampler runs is decided by the caller from **public facts only** (whether the data
+are weighted, whether the query has fractional entries), never from the counts: if it
+were read off the counts, whether the released values are whole numbers would itself
+reveal something about the data. With ``discrete=True`` the counts are rounded to
+integers, which changes nothing when the public facts hold.
 
 The privacy guarantee depends on the sensitivity of ``counts`` under the add/remove-one-record
 neighbour relation, which the caller accounts for (see :mod:`dpgm.privacy.measure`).
@@ -21,12 +28,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpgm.errors import DataError
-from dpgm.privacy._checks import positive
-from dpgm.random import as_generator
+from dpgm.errors import DataError, PrivacyParameterError
+from dpgm.privacy.policy import warn_seeded
+from dpgm.random import RngLike, as_generator
+from dpgm.validation import positive
 
-# Counts up to 2**53 are exactly representable as floats, so the integer path is lossless.
-_MAX_EXACT_INT = 2.0**53
+# OpenDP takes Python lists; noising in chunks bounds the memory of those lists.
+_CHUNK = 1 << 20
+# Integer noise goes through int64; counts beyond this cannot come from records in memory.
+_MAX_INTEGER = 2**62
 
 
 def _as_counts(counts) -> np.ndarray:
@@ -36,11 +46,7 @@ def _as_counts(counts) -> np.ndarray:
     return array
 
 
-def _is_integer_valued(array: np.ndarray) -> bool:
-    return bool(np.all(array == np.round(array)) and np.all(np.abs(array) <= _MAX_EXACT_INT))
-
-
-def _opendp_noise(array: np.ndarray, scale: float, kind: str) -> np.ndarray:
+def _opendp_noise(array: np.ndarray, scale: float, kind: str, discrete: bool) -> np.ndarray:
     """``array`` plus exact OpenDP noise of the given ``kind`` ("laplace" or "gaussian")."""
     if array.size == 0:
         return array.copy()
@@ -48,49 +54,58 @@ def _opendp_noise(array: np.ndarray, scale: float, kind: str) -> np.ndarray:
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    flat = array.ravel()
-    integer = _is_integer_valued(flat)
-    if integer:
-        atom = dp.atom_domain(T="i64")
-        values = flat.astype(np.int64).tolist()
-    else:
-        atom = dp.atom_domain(T="f64", nan=False)
-        values = flat.tolist()
+    kind_of_number = "i64" if discrete else "f64"
+    atom = dp.atom_domain(T="i64") if discrete else dp.atom_domain(T="f64", nan=False)
     # The distance type only fixes the sensitivity units; the sensitivity itself is the
     # caller's concern, so it is never evaluated here.
     if kind == "laplace":
-        metric = dp.l1_distance(T="i64" if integer else "f64")
+        metric = dp.l1_distance(T=kind_of_number)
         mechanism = dp.m.make_laplace(dp.vector_domain(atom), metric, scale=scale)
     else:
-        metric = dp.l2_distance(T="i64" if integer else "f64")
+        metric = dp.l2_distance(T=kind_of_number)
         mechanism = dp.m.make_gaussian(dp.vector_domain(atom), metric, scale=scale)
-    noisy = np.asarray(mechanism(values), dtype=np.float64)
+    flat = array.ravel()
+    if discrete:
+        flat = np.clip(np.rint(flat), -_MAX_INTEGER, _MAX_INTEGER).astype(np.int64)
+    noisy = np.empty(flat.size, dtype=np.float64)
+    for start in range(0, flat.size, _CHUNK):
+        part = flat[start : start + _CHUNK]
+        noisy[start : start + part.size] = mechanism(part.tolist())
     return noisy.reshape(array.shape)
 
 
-def laplace_noise(counts, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
-    """``counts`` plus independent Laplace noise of scale ``scale`` (std √2·scale) per entry.
-
-    ``rng=None`` uses OpenDP's exact (discrete, for integer counts) sampler; a seed or
-    generator uses NumPy — reproducible, for research only.
-    """
-    scale = positive("scale", scale)
+def _noise(counts, scale: float, rng: RngLike, discrete: bool, kind: str) -> np.ndarray:
+    if not isinstance(discrete, bool):
+        raise PrivacyParameterError(f"discrete must be True or False, got {discrete!r}")
     array = _as_counts(counts)
     if rng is None:
-        return _opendp_noise(array, scale, "laplace")
-    return array + as_generator(rng).laplace(0.0, scale, size=array.shape)
+        return _opendp_noise(array, scale, kind, discrete)
+    warn_seeded()
+    generator = as_generator(rng)
+    if kind == "laplace":
+        return array + generator.laplace(0.0, scale, size=array.shape)
+    return array + generator.normal(0.0, scale, size=array.shape)
+
+
+def laplace_noise(
+    counts, scale: float, rng: RngLike = None, *, discrete: bool = False
+) -> np.ndarray:
+    """``counts`` plus independent Laplace noise of scale ``scale`` (std √2·scale) per entry.
+
+    ``rng=None`` uses OpenDP's exact sampler (discrete Laplace where ``discrete``, a public
+    fact: the counts are integers); a seed or generator uses NumPy, for research only.
+    """
+    scale = positive("scale", scale, error=PrivacyParameterError)
+    return _noise(counts, scale, rng, discrete, "laplace")
 
 
 def gaussian_noise(
-    counts, sigma: float, rng: np.random.Generator | int | None = None
+    counts, sigma: float, rng: RngLike = None, *, discrete: bool = False
 ) -> np.ndarray:
     """``counts`` plus independent Gaussian noise of standard deviation ``sigma`` per entry.
 
-    ``rng=None`` uses OpenDP's exact (discrete, for integer counts) sampler; a seed or
-    generator uses NumPy — reproducible, for research only.
+    ``rng=None`` uses OpenDP's exact sampler (discrete Gaussian where ``discrete``, a
+    public fact: the counts are integers); a seed or generator uses NumPy, for research only.
     """
-    sigma = positive("sigma", sigma)
-    array = _as_counts(counts)
-    if rng is None:
-        return _opendp_noise(array, sigma, "gaussian")
-    return array + as_generator(rng).normal(0.0, sigma, size=array.shape)
+    sigma = positive("sigma", sigma, error=PrivacyParameterError)
+    return _noise(counts, sigma, rng, discrete, "gaussian")

@@ -1,0 +1,147 @@
+"""Noisy linear measurements of clique marginals: what the privacy layer releases and
+estimation reads. It sits below both, so that neither imports the other."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from dpgm.domain import Domain
+from dpgm.errors import DomainError, ParameterError
+
+
+def is_sparse(matrix: object) -> bool:
+    """Whether ``matrix`` is a scipy sparse matrix or array (without importing scipy)."""
+    return type(matrix).__module__.startswith("scipy.sparse")
+
+
+def is_integral(query: object) -> bool:
+    """Whether every entry of a query matrix is a whole number (a public fact about it).
+
+    Integer counts times an integral query are integers, which decides (from public facts
+    only) whether exact integer noise can be used.
+    """
+    if query is None:
+        return True
+    if isinstance(query, KroneckerQuery):
+        return all(bool(np.all(f == np.round(f))) for f in query.factors)
+    data = query.data if is_sparse(query) else np.asarray(query, dtype=np.float64)
+    return bool(np.all(data == np.round(data)))
+
+
+class KroneckerQuery:
+    """The query matrix ``Q = Q_1 ⊗ … ⊗ Q_k``, one small matrix per attribute of a clique.
+
+    Never materialised: ``Q @ x`` applies each factor along its axis of ``x`` seen as a
+    table, so a strategy over a million cells costs a few small matrix products.
+    """
+
+    __slots__ = ("factors", "shape")
+
+    def __init__(self, factors):
+        self.factors = [np.atleast_2d(np.asarray(f, dtype=np.float64)) for f in factors]
+        if not self.factors or any(f.ndim != 2 for f in self.factors):
+            raise ParameterError("a Kronecker query needs one 2-d matrix per attribute")
+        self.shape = (
+            int(np.prod([f.shape[0] for f in self.factors])),
+            int(np.prod([f.shape[1] for f in self.factors])),
+        )
+
+    @property
+    def T(self) -> KroneckerQuery:  # noqa: N802 (the NumPy name)
+        return KroneckerQuery([f.T for f in self.factors])
+
+    def __matmul__(self, vector) -> np.ndarray:
+        table = np.asarray(vector, dtype=np.float64).reshape([f.shape[1] for f in self.factors])
+        for axis, f in enumerate(self.factors):
+            table = np.moveaxis(np.tensordot(f, table, axes=(1, axis)), 0, axis)
+        return table.ravel()
+
+    def transpose_axes(self, axes) -> tuple[KroneckerQuery, np.ndarray]:
+        """The query on the clique's attributes reordered by ``axes``, and its row order.
+
+        ``Q' x' = (Q x)[rows]`` where ``x'`` is ``x``'s table with its axes permuted.
+        """
+        rows = [f.shape[0] for f in self.factors]
+        order = np.arange(self.shape[0]).reshape(rows).transpose(axes).ravel()
+        return KroneckerQuery([self.factors[i] for i in axes]), order
+
+    def squared(self) -> KroneckerQuery:
+        """Entry-wise square (also a Kronecker product)."""
+        return KroneckerQuery([f**2 for f in self.factors])
+
+    def norm(self, ord: int) -> float:
+        """Largest column norm, ``ord`` 1 or 2: the L1 or L2 sensitivity of ``Q μ``."""
+        if ord == 1:
+            return float(np.prod([np.abs(f).sum(axis=0).max() for f in self.factors]))
+        if ord == 2:
+            return float(np.sqrt(np.prod([(f**2).sum(axis=0).max() for f in self.factors])))
+        raise ParameterError(f"ord must be 1 or 2, got {ord}")
+
+    def __repr__(self) -> str:
+        inner = " ⊗ ".join(f"{f.shape[0]}x{f.shape[1]}" for f in self.factors)
+        return f"KroneckerQuery({inner})"
+
+
+class Measurement:
+    """Noisy answers ``values ≈ query @ vec(μ_clique) + noise`` with noise std ``std``.
+
+    ``vec(μ_clique)`` is the clique's count table flattened in the clique's attribute order
+    (C order). ``query`` defaults to the identity; it may be a dense or scipy-sparse matrix
+    or a :class:`KroneckerQuery`.
+    ``std`` (a scalar or one entry per answer) weights the answers in the loss.
+    """
+
+    __slots__ = ("clique", "values", "std", "query")
+
+    def __init__(self, clique: Iterable[str], values, std, query=None):
+        self.clique: tuple[str, ...] = (clique,) if isinstance(clique, str) else tuple(clique)
+        self.values = np.asarray(values, dtype=np.float64).ravel()
+        std = np.asarray(std, dtype=np.float64)
+        if np.any(~np.isfinite(std)) or np.any(std <= 0):
+            raise ParameterError(f"std must be positive and finite, got {std}")
+        if std.ndim and std.size == self.values.size:
+            std = std.ravel()  # a table of stds shaped like the values' table
+        if std.ndim and std.shape != self.values.shape:
+            raise ParameterError(f"std has shape {std.shape}, the values {self.values.shape}")
+        self.std = std if std.ndim else float(std)
+        if query is not None and not is_sparse(query) and not isinstance(query, KroneckerQuery):
+            query = np.asarray(query, dtype=np.float64)
+            if query.ndim != 2:
+                raise ParameterError("query must be a 2-d matrix")
+        if query is not None and query.shape[0] != self.values.size:
+            raise ParameterError(
+                f"query has {query.shape[0]} rows but there are {self.values.size} values"
+            )
+        self.query = query
+        if not np.all(np.isfinite(self.values)):
+            raise ParameterError(f"measurement of {self.clique} has non-finite values")
+
+    def validate(self, domain: Domain) -> None:
+        """Raise a clear error if the measurement does not fit ``domain``."""
+        domain.check(self.clique)
+        cells = domain.size(self.clique)
+        cols = cells if self.query is None else self.query.shape[1]
+        if cols != cells:
+            raise DomainError(
+                f"measurement of {self.clique}: query has {cols} columns, the clique {cells} cells"
+            )
+        if self.query is None and self.values.size != cells:
+            raise DomainError(
+                f"measurement of {self.clique}: {self.values.size} values for {cells} cells"
+            )
+
+    def answer(self, marginal: np.ndarray) -> np.ndarray:
+        """``query @ vec(marginal)`` (the noiseless answers for a given count table)."""
+        flat = np.asarray(marginal).ravel()
+        return flat if self.query is None else np.asarray(self.query @ flat).ravel()
+
+    def __repr__(self) -> str:
+        kind = (
+            "identity"
+            if self.query is None
+            else f"{self.query.shape[0]}x{self.query.shape[1]} query"
+        )
+        std = self.std if np.ndim(self.std) == 0 else "vector"
+        return f"Measurement({self.clique}, {kind}, std={std})"

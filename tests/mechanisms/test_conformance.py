@@ -1,0 +1,206 @@
+"""The contract every registered mechanism keeps, checked on each (mechanism, estimator).
+
+A new learner gets all of this by being added to ``dpgm.mechanisms.REGISTRY`` (and a line
+of fast settings in ``mechanism_helpers.FAST``): seeding, exact budget, the δ policy,
+refusal before reading data or spending anything, parameter checks, progress lines that
+leak nothing, and a fresh state on every fit.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from mechanism_helpers import FAST, PublicOnly, Untouchable, prespent, sample_data
+
+from dpgm import Dataset, Domain
+from dpgm.errors import (
+    BudgetExceededError,
+    DataError,
+    DpgmError,
+    ModelTooLargeError,
+    ParameterError,
+    PrivacyParameterError,
+    PrivacyWarning,
+    SeedWarning,
+)
+from dpgm.mechanisms import REGISTRY, Mechanism
+from dpgm.mechanisms.base import PRIVACY_KINDS
+from dpgm.privacy import DEFAULT_DELTA, cdp_rho
+
+DOMAIN = Domain(["a", "b", "c", "d"], [2, 3, 4, 2])
+N = 4817  # a distinctive record count, to look for in the progress lines
+CASES = [(name, est) for name, cls in REGISTRY.items() for est in cls.estimators]
+IDS = [f"{name}-{est}" for name, est in CASES]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return sample_data(DOMAIN, N, seed=3)
+
+
+def make(name: str, estimator: str = "pgm", epsilon: float = 1.0, **options) -> Mechanism:
+    return REGISTRY[name](epsilon, estimator=estimator, **{**FAST[name], **options})
+
+
+def answers(result) -> np.ndarray:
+    """Every one-way and two-way marginal of a result, flattened (for comparing fits)."""
+    tables = [result.marginal((a,)) for a in DOMAIN] + [result.marginal(("a", "b"))]
+    return np.concatenate([np.ravel(t) for t in tables])
+
+
+def test_every_mechanism_has_fast_settings_and_a_known_accounting():
+    assert set(FAST) == set(REGISTRY)
+    for cls in REGISTRY.values():
+        assert issubclass(cls, Mechanism)
+        assert cls.privacy in PRIVACY_KINDS
+        assert "pgm" in cls.estimators
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_same_seed_identical_different_seed_differs(data, name, estimator):
+    one = make(name, estimator)
+    first = answers(one.fit(data, rng=11))
+    second = answers(make(name, estimator).fit(data, rng=11))
+    other = answers(make(name, estimator).fit(data, rng=12))
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, other)
+    assert one.result is not None and one.budget is not None
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_spends_exactly_its_budget_and_reports_it(data, name, estimator):
+    mechanism = make(name, estimator, epsilon=0.7)
+    mechanism.fit(data, rng=0)
+    budget = mechanism.budget
+    spent = sum(e.epsilon if budget.mode == "pure" else e.rho for e in budget.ledger)
+    assert spent == pytest.approx(budget.total, rel=1e-9)
+    epsilon, delta = budget.spent_epsilon_delta()
+    assert epsilon == pytest.approx(0.7, rel=1e-6)
+    if mechanism.accounting == "pure":
+        assert (budget.total, delta) == (0.7, 0.0)
+    else:
+        assert delta == DEFAULT_DELTA
+        assert budget.total == pytest.approx(cdp_rho(0.7, DEFAULT_DELTA))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_one_delta_policy(data, name):
+    cls = REGISTRY[name]
+    default = make(name)
+    # zCDP mechanisms default to the one documented delta; pure ones need none
+    assert default.delta == (DEFAULT_DELTA if cls.privacy == "zcdp" else None)
+    # every mechanism accepts a delta (scripts loop over mechanisms with the same flags)
+    given = make(name, delta=1e-8)
+    given.fit(data, rng=1)
+    epsilon, delta = given.budget.spent_epsilon_delta()
+    if cls.privacy == "pure":
+        assert delta == 0.0 and epsilon == pytest.approx(1.0)  # epsilon-DP: no delta spent
+    else:
+        assert delta == 1e-8 and epsilon == pytest.approx(1.0, rel=1e-6)
+    with pytest.warns(PrivacyWarning, match="far below 1/n"):
+        make(name, delta=1e-4)
+    with pytest.raises(PrivacyParameterError, match="at least 0.1"):
+        make(name, delta=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        make(name, delta=9e-6)
+
+
+BAD_PARAMETERS = [
+    ({"epsilon": 0}, PrivacyParameterError, "epsilon must be > 0"),
+    ({"epsilon": -1.0}, PrivacyParameterError, "epsilon must be > 0"),
+    ({"epsilon": math.nan}, PrivacyParameterError, "epsilon must be a finite number"),
+    ({"epsilon": math.inf}, PrivacyParameterError, "epsilon must be a finite number"),
+    ({"epsilon": True}, PrivacyParameterError, "epsilon must be a number"),
+    ({"epsilon": "1"}, PrivacyParameterError, "epsilon must be a number"),
+    ({"delta": 0.0}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
+    ({"delta": 1.0}, PrivacyParameterError, r"delta must be in \(0, 1\)"),
+    ({"delta": 0.2}, PrivacyParameterError, "at least 0.1"),
+    ({"estimator": "mw"}, ParameterError, "estimator must be one of"),
+    ({"max_memory": 0}, ParameterError, "max_memory must be > 0"),
+    ({"progress": 3}, ParameterError, "progress must be a function"),
+]
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize(("options", "error", "message"), BAD_PARAMETERS)
+def test_bad_parameters_fail_at_construction(name, options, error, message):
+    options = {"epsilon": 1.0, **options}
+    with pytest.raises(error, match=message):
+        make(name, **options).fit(Untouchable(), rng=0)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("rng", [1.5, True, -1, "0"])
+def test_bad_seeds_fail_before_reading_data(name, rng):
+    with pytest.raises(ParameterError, match="seed|rng"):
+        make(name).fit(PublicOnly(DOMAIN), rng=rng)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_dataframe_is_refused_with_the_recipe(name):
+    frame = pd.DataFrame({"a": [0, 1], "b": [0, 2], "c": [1, 3], "d": [0, 1]})
+    with pytest.raises(DataError, match=r"dpgm.Dataset\(frame, domain\)"):
+        make(name).fit(frame, rng=0)
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_public_failures_come_before_reading_data_or_spending(name, estimator):
+    """A memory limit too small for the one-way marginals is known from the domain alone."""
+    mechanism = make(name, estimator, max_memory=10)
+    limit = r"over the memory limit of 10 B \(set by max_memory="
+    with pytest.raises(ModelTooLargeError, match=limit):
+        mechanism.fit(PublicOnly(DOMAIN), rng=0)
+    assert mechanism.budget is None and mechanism.result is None
+    # a workload naming an unknown attribute fails the same way
+    with pytest.raises(DpgmError, match="unknown attribute"):
+        make(name, estimator).fit(PublicOnly(DOMAIN), workload=[("a", "zz")], rng=0)
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_refuses_to_overspend_and_records_nothing_more(data, name, estimator):
+    mechanism = prespent(make(name, estimator), 0.999)
+    with pytest.raises(BudgetExceededError):
+        mechanism.fit(data, rng=0)
+    assert [e.label for e in mechanism.budget.ledger] == ["another release"]
+    assert mechanism.result is None
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_progress_lines_carry_no_exact_count_or_timing(data, name, estimator):
+    lines: list[str] = []
+    make(name, estimator, progress=lines.append).fit(data, rng=5)
+    assert len(lines) >= 2
+    for line in lines:
+        assert str(N) not in line.replace(",", ""), line
+        assert " s)" not in line and "s so far" not in line, line
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_refit_starts_from_a_fresh_state(data, name, estimator):
+    mechanism = make(name, estimator)
+    mechanism.fit(data, rng=0)
+    first_budget = mechanism.budget
+    mechanism.fit(data, rng=1)
+    assert mechanism.budget is not first_budget
+    spent = sum(e.epsilon if mechanism.budget.mode == "pure" else e.rho
+                for e in mechanism.budget.ledger)
+    assert spent == pytest.approx(mechanism.budget.total, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_release_path_runs_unseeded_and_only_seeds_warn(data, name):
+    small = Dataset(data.records[:300], DOMAIN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SeedWarning)
+        mechanism = make(name)
+        mechanism.fit(small)  # OpenDP's exact noise and selection
+    spent = sum(e.epsilon if mechanism.budget.mode == "pure" else e.rho
+                for e in mechanism.budget.ledger)
+    assert spent == pytest.approx(mechanism.budget.total, rel=1e-9)
+    with pytest.warns(SeedWarning, match="not for a release"):
+        make(name).fit(small, rng=0)
