@@ -1,48 +1,151 @@
-"""The ``dpgm`` command line: private synthetic data, and its evaluation."""
+"""The ``dpgm`` command line: private synthetic data, and its evaluation.
+
+Every run checks what it can before it reads the data (options, output path, domain,
+workload, memory), so a run that fails for a reason knowable in advance spends nothing.
+Errors are one line (``dpgm: error: ...``), warnings too; progress lines carry only
+public facts and released values, never the exact number of records or timings.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
-import time
+import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 SEEDED_WARNING = (
     "note: --seed makes the noise reproducible; anyone who knows the seed can remove it. "
     "Seeded runs are for research, not for a release."
 )
+NOT_PRIVATE_NOTE = (
+    "note: evaluate reads the real data without noise: its figures are for the data "
+    "steward's own checks, not for release"
+)
 ESTIMATORS = ("pgm", "original")
 MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
+#: Python parameter -> command-line flag, for messages that suggest an option
+FLAGS = {
+    "epsilon": "--epsilon",
+    "delta": "--delta",
+    "estimator": "--estimator",
+    "iters": "--iters",
+    "rows": "--rows",
+    "max_memory": "--max-memory",
+    "max_cells": "--max-cells",
+    "force": "--force",
+    "rng": "--seed",
+}
+#: options passed to the mechanism's constructor where it takes them (CLI name -> Python)
+PASSED_ON = {"iters": "iters", "max_cells": "max_cells"}
 
 
-def _progress(start: float):
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f}s] {message}", file=sys.stderr, flush=True)
+# -- argument types: each says what is wrong in one line ---------------------------------------
+def _whole_number(text: str, least: int) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {text}")
+    return int(value)
 
-    return say
+
+def count(text: str) -> int:
+    """A number of records or iterations: a whole number >= 0 ("1e6" is accepted)."""
+    return _whole_number(text, 0)
 
 
-def _build_mechanism(args: argparse.Namespace, say):
+def positive_count(text: str) -> int:
+    return _whole_number(text, 1)
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number >= 0."""
+    return _whole_number(text, 0)
+
+
+def real(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 2**10, "mi": 2**20,
+          "gi": 2**30, "ti": 2**40}
+
+
+def memory_size(text: str) -> float:
+    """Bytes: ``2e9``, ``512M``, ``8GB``, ``4GiB`` (k, M, G, T are powers of 1000; Ki, Mi,
+    Gi, Ti of 1024)."""
+    match = re.fullmatch(r"\s*([0-9.eE+]+)\s*([kKmMgGtT]i?)?[bB]?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G or 512MB, got {text!r}")
+    try:
+        number = float(match.group(1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G, got {text!r}") from None
+    size = number * _UNITS[(match.group(2) or "").lower()]
+    if not math.isfinite(size) or size <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text!r}")
+    return size
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, like every other error."""
+
+    def error(self, message: str):  # noqa: D102 (argparse's hook)
+        self.exit(2, f"dpgm: error: {message} (see {self.prog} --help)\n")
+
+
+# -- output -------------------------------------------------------------------------------------
+def _say(message: str) -> None:
+    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"dpgm: warning: {message}", file=sys.stderr, flush=True)
+
+
+# -- synth ------------------------------------------------------------------------------------
+def _build_mechanism(args: argparse.Namespace):
     """The mechanism named by --mechanism, with the options it accepts."""
     import inspect
 
+    from dpgm.errors import ParameterError
     from dpgm.mechanisms import REGISTRY
 
     cls = REGISTRY[args.mechanism]
-    options = {"estimator": args.estimator, "progress": say}
+    accepted = inspect.signature(cls).parameters
+    options = {"estimator": args.estimator, "progress": _say, "max_memory": args.max_memory}
     if args.delta is not None:
         options["delta"] = args.delta
-    if args.iters is not None:
-        if "iters" not in inspect.signature(cls).parameters:
-            from dpgm.errors import DpgmError
-
-            raise DpgmError(f"--iters does not apply to {args.mechanism}")
-        options["iters"] = args.iters
+    for flag, name in PASSED_ON.items():
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if name not in accepted:
+            raise ParameterError(f"--{flag.replace('_', '-')} does not apply to {args.mechanism}")
+        options[name] = value
+    if args.rows is not None and "rows" in accepted and args.estimator == "original":
+        options["rows"] = args.rows  # a mechanism that draws its records itself
     return cls(args.epsilon, **options)
 
 
-def _synthetic_records(result, rows: int | None, seed: int | None):
+def _check_rows(rows: int, width: int, limit: float) -> None:
+    from dpgm.memory import CELL_BYTES, check_memory
+
+    # the records, and the table written out
+    check_memory(f"{rows:,} synthetic records", 2.0 * rows * width * CELL_BYTES, limit,
+                 alternative="ask for fewer with --rows")
+
+
+def _synthetic_records(result, rows: int | None, seed: int | None, limit: float):
     """Synthetic records from a mechanism's result (a model, tables or records)."""
     from dpgm.dataset import Dataset
     from dpgm.errors import DpgmError
@@ -56,43 +159,42 @@ def _synthetic_records(result, rows: int | None, seed: int | None):
         # resampling released records is post-processing
         picks = as_generator(sampling_seed(seed)).integers(len(result), size=rows)
         return Dataset(result.records[picks], result.domain)
-    total = rows if rows is not None else int(round(result.total))
+    total = rows if rows is not None else max(int(round(result.total)), 0)
     if rows is None and total > MAX_DEFAULT_ROWS:
         raise DpgmError(
             f"the model estimates {total:,} records (a very small epsilon makes this noisy); "
             "pass --rows to choose how many synthetic records to write"
         )
+    _check_rows(total, len(result.domain), limit)
     return result.synthetic_data(total, rng=sampling_seed(seed))
 
 
 def _synth(args: argparse.Namespace) -> int:
     from dpgm.dataset import Dataset
     from dpgm.domain import Domain
-    from dpgm.errors import DpgmError
+    from dpgm.files import check_output
     from dpgm.workload import Workload
 
-    if args.rows is not None and args.rows < 0:
-        raise DpgmError(f"--rows must be >= 0, got {args.rows}")
-
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise FileExistsError(f"{out} exists; pass --force to overwrite it")
-    if not out.parent.exists():
-        raise FileNotFoundError(f"the folder of {out} does not exist")
-    say = _progress(time.perf_counter())
-    # built first so that bad privacy parameters fail before the data are read
-    mechanism = _build_mechanism(args, say)
+    # everything knowable before reading the data is checked first
+    mechanism = _build_mechanism(args)
     if args.seed is not None:
         print(SEEDED_WARNING, file=sys.stderr)
+    out = check_output(
+        args.out, force=args.force, inputs=[args.data, args.domain, args.workload]
+    )
     domain = Domain.load(args.domain)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
-    mechanism.check_synthesizable(domain, workload)  # before any budget is spent
+    mechanism.check(domain, workload)
+    mechanism.check_synthesizable(domain, workload)
+    if args.rows is not None:
+        _check_rows(args.rows, len(domain), mechanism.max_memory)
+
     data = Dataset.load(args.data, domain)
-    say(f"loaded {len(data)} records, {len(domain)} attributes from {args.data}")
+    _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
     result = mechanism.fit(data, workload=workload, rng=args.seed)
-    synthetic = _synthetic_records(result, args.rows, args.seed)
+    synthetic = _synthetic_records(result, args.rows, args.seed, mechanism.max_memory)
     synthetic.save(out)
-    say(f"wrote {len(synthetic)} synthetic records to {out}")
+    _say(f"wrote {len(synthetic)} synthetic records to {out}")
     budget = mechanism.budget
     epsilon, delta = budget.spent_epsilon_delta()
     line = f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g}"
@@ -107,18 +209,39 @@ def sampling_seed(seed: int | None) -> int | None:
     return None if seed is None else seed + 1
 
 
+# -- evaluate ---------------------------------------------------------------------------------
 def _evaluate(args: argparse.Namespace) -> int:
+    from itertools import combinations
+
     import numpy as np
 
     from dpgm.dataset import Dataset
     from dpgm.domain import Domain
+    from dpgm.errors import DataError, ParameterError
     from dpgm.evaluation import marginal_errors, mean_tv
+    from dpgm.memory import CELL_BYTES, check_memory
     from dpgm.workload import Workload
 
     domain = Domain.load(args.domain)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    for ways in args.ways:
+        if not 1 <= ways <= len(domain):
+            raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
+    # the largest table compared, from the domain alone (real and synthetic side by side)
+    cliques = [c for w in args.ways for c in combinations(domain.attrs, w)]
+    cliques += [] if workload is None else list(workload.cliques)
+    largest = max(cliques, key=domain.size)
+    check_memory(
+        f"the {len(largest)}-way marginal on {largest}",
+        2.0 * domain.size(largest) * CELL_BYTES,
+        args.max_memory,
+    )
+    print(NOT_PRIVATE_NOTE, file=sys.stderr)
     real = Dataset.load(args.real, domain)
     synthetic = Dataset.load(args.synthetic, domain)
+    for path, data in ((args.real, real), (args.synthetic, synthetic)):
+        if len(data) == 0:
+            raise DataError(f"{path} has no records: there is nothing to compare")
     print(f"real: {len(real)} records; synthetic: {len(synthetic)} records")
     if workload is not None:
         error = workload.error(real, synthetic)
@@ -128,36 +251,45 @@ def _evaluate(args: argparse.Namespace) -> int:
         tv = np.mean(list(marginal_errors(real, synthetic, workload.cliques).values()))
         print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
     for ways in args.ways:
-        if ways < 1 or ways > len(domain):
-            from dpgm.errors import DpgmError
-
-            raise DpgmError(f"--ways must be between 1 and {len(domain)}, got {ways}")
         print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
     return 0
 
 
+# -- the parser -------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpgm", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    from dpgm import __version__
+    from dpgm.mechanisms import REGISTRY
+    from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
+    from dpgm.privacy.policy import DEFAULT_DELTA
+
+    memory_help = (
+        "memory limit for the tables of the run, e.g. 8G or 512MB "
+        f"(default: half this machine's RAM, {format_bytes(DEFAULT_MAX_MEMORY)})"
+    )
+    parser = _Parser(prog="dpgm", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"dpgm {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     synth = commands.add_parser("synth", help="fit a private model and write synthetic data")
-    synth.add_argument("data", help="CSV of integer-coded records (may be .gz)")
+    synth.add_argument("data", help="CSV of integer-coded records (.gz accepted)")
     synth.add_argument("--domain", required=True, help="JSON {attribute: number of values}")
-    synth.add_argument("--epsilon", type=float, required=True)
+    synth.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
     synth.add_argument(
         "--delta",
-        type=float,
+        type=real,
         default=None,
-        help="delta of (epsilon, delta)-DP (default: the mechanism's own; none for pure ones)",
+        help=f"delta of (epsilon, delta)-DP (default: {DEFAULT_DELTA:g} for the zCDP "
+        "mechanisms; pure epsilon-DP mechanisms accept it and spend none; mwem is pure "
+        "without it)",
     )
-    from dpgm.mechanisms import REGISTRY
-
-    synth.add_argument("--mechanism", choices=sorted(REGISTRY), default="mst")
+    synth.add_argument(
+        "--mechanism", choices=sorted(REGISTRY), default="mst", help="the mechanism (default: mst)"
+    )
     synth.add_argument(
         "--estimator",
         choices=ESTIMATORS,
         default="pgm",
-        help="Private-PGM or the mechanism's original estimator",
+        help="Private-PGM or the mechanism's original estimator (default: pgm)",
     )
     synth.add_argument(
         "--workload",
@@ -165,26 +297,59 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON list of attribute lists, e.g. [["age", "sex"]], or '
         '{"cliques": [...], "numeric": [...]} (default: the mechanism\'s own)',
     )
-    synth.add_argument("--seed", type=int, default=None, help="reproducible noise (research only)")
     synth.add_argument(
-        "--iters", type=int, default=None, help="estimation iterations (default: the mechanism's)"
+        "--seed",
+        type=seed,
+        default=None,
+        help="a whole number >= 0 that makes the run reproducible, for research only "
+        "(default: none, OpenDP's exact samplers)",
     )
+    synth.add_argument(
+        "--iters",
+        type=positive_count,
+        default=None,
+        help="estimation iterations (default: the mechanism's)",
+    )
+    synth.add_argument(
+        "--max-cells",
+        type=real,
+        default=None,
+        help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
+        "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
+        "(default: the mechanism's)",
+    )
+    synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
     synth.add_argument("--out", required=True, help="where to write the synthetic CSV")
     synth.add_argument(
-        "--rows", type=int, default=None, help="synthetic records to write (default: estimated)"
+        "--rows",
+        type=count,
+        default=None,
+        help="synthetic records to write (default: the model's noisy estimate)",
     )
-    synth.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    synth.add_argument(
+        "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
+    )
     synth.set_defaults(run=_synth)
 
     evaluate = commands.add_parser("evaluate", help="compare synthetic data with the real data")
-    evaluate.add_argument("real")
-    evaluate.add_argument("synthetic")
-    evaluate.add_argument("--domain", required=True)
-    evaluate.add_argument("--ways", type=int, nargs="+", default=[1, 2, 3])
+    evaluate.add_argument("real", help="CSV of the real records")
+    evaluate.add_argument("synthetic", help="CSV of the synthetic records")
+    evaluate.add_argument("--domain", required=True, help="JSON {attribute: number of values}")
+    evaluate.add_argument(
+        "--ways",
+        type=positive_count,
+        nargs="+",
+        default=[1, 2, 3],
+        help="sizes of the marginals compared (default: 1 2 3)",
+    )
     evaluate.add_argument(
         "--workload",
         default=None,
-        help="workload JSON (as for synth): report its error and the mean TV on its marginals",
+        help="workload JSON (as for synth): report its error and the mean TV on its "
+        "marginals (default: none)",
+    )
+    evaluate.add_argument(
+        "--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, help=memory_help
     )
     evaluate.set_defaults(run=_evaluate)
     return parser
@@ -192,14 +357,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpgm`` command; returns the exit status."""
-    from dpgm.errors import DpgmError
+    from dpgm.errors import DpgmError, SeedWarning, command_line_spelling
 
-    args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
-    except (DpgmError, OSError) as error:
-        print(f"dpgm: error: {error}", file=sys.stderr)
-        return 2
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a usage error (already printed)
+        return int(done.code or 0)
+    with warnings.catch_warnings(), command_line_spelling(FLAGS):
+        warnings.simplefilter("ignore", SeedWarning)  # the command prints its own note
+        warnings.showwarning = _show_warning
+        try:
+            return args.run(args)
+        except (DpgmError, OSError) as error:
+            print(f"dpgm: error: {_one_line(error)}", file=sys.stderr)
+            return 2
+        except MemoryError:
+            print(
+                "dpgm: error: ran out of memory; lower --max-memory to have dpgm refuse "
+                "such work before it starts, or use a machine with more memory",
+                file=sys.stderr,
+            )
+            return 2
+        except KeyboardInterrupt:
+            print("dpgm: interrupted; nothing was written", file=sys.stderr)
+            return 130
+        except Exception as error:  # a bug: say so in one line, keep the traceback on demand
+            if os.environ.get("DPGM_DEBUG"):
+                raise
+            print(
+                f"dpgm: internal error: {type(error).__name__}: {_one_line(error)} "
+                "(set DPGM_DEBUG=1 to see the traceback, and please report it)",
+                file=sys.stderr,
+            )
+            return 3
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) if not isinstance(error, OSError) or not error.strerror else (
+        f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    )
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

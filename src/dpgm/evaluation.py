@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 
 from dpgm.dataset import Dataset
-from dpgm.errors import DomainError
+from dpgm.errors import DataError, DomainError
 
 
 def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
@@ -21,7 +21,7 @@ def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
     q = np.asarray(q, dtype=np.float64).ravel()
     sp, sq = p.sum(), q.sum()
     if sp <= 0 or sq <= 0:
-        raise ValueError("cannot compare an empty table")
+        raise DataError("cannot compare an empty table")
     return 0.5 * float(np.abs(p / sp - q / sq).sum())
 
 

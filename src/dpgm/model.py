@@ -8,7 +8,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, DomainError
+from dpgm.errors import DataError, DomainError, ParameterError
 from dpgm.factor import Factor, logsumexp
 from dpgm.inference.belief_propagation import Calibration, MessagePlan
 from dpgm.inference.elimination import variable_elimination
@@ -35,7 +35,7 @@ class MarkovRandomField:
         tree: JunctionTree | None = None,
     ):
         if not np.isfinite(total) or total <= 0:
-            raise ValueError(f"total must be a positive number, got {total}")
+            raise ParameterError(f"total must be a positive number, got {total}")
         if len(domain) == 0:
             raise DomainError("a model needs at least one attribute")
         self.domain = domain
@@ -229,7 +229,7 @@ class MarkovRandomField:
         if n is None:
             n = int(round(self.total))
         if n < 0:
-            raise ValueError(f"cannot draw {n} records")
+            raise ParameterError(f"cannot draw {n} records")
         marginals = [np.exp(b) for b in self.calibrate().log_marginals()]
         return Dataset(
             sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain

@@ -391,3 +391,37 @@ def test_bad_parameters_for_the_domain_fail_before_reading_data(data):
         AIM(1.0, max_cells=5).fit(PublicOnly(data.domain), rng=0)
 
 
+
+
+def test_model_marginals_across_a_subtree_of_many_cliques():
+    """A chain of 70 attributes: (x0, x69) spans 69 cliques, more than one einsum takes."""
+    domain = Domain([f"x{i}" for i in range(70)], [2] * 70)
+    rng = np.random.default_rng(5)
+    potentials = {(f"x{i}", f"x{i + 1}"): rng.normal(size=(2, 2)) for i in range(69)}
+    model = MarkovRandomField(domain, potentials, total=100.0)
+    for clique in [("x0", "x69"), ("x3", "x40", "x66"), ("x10", "x11")]:
+        np.testing.assert_allclose(
+            _ModelMarginals(model)(clique), model.marginal(clique), rtol=1e-9, atol=1e-12
+        )
+
+
+def test_runs_on_tables_of_more_than_64_attributes():
+    domain = Domain([f"x{i}" for i in range(66)], [2] * 66)
+    rng = np.random.default_rng(0)
+    potentials = {(f"x{i}", f"x{i + 1}"): rng.normal(size=(2, 2)) for i in range(65)}
+    data = MarkovRandomField(domain, potentials, total=300).sample(300, rng=0)
+    mechanism = AIM(1.0, rounds=66, round_iters=3, iters=10)
+    model = mechanism.fit(data, rng=0)
+    assert model.domain == domain and len(mechanism.history) >= 1
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(mechanism.budget.total)
+
+
+def test_a_workload_clique_over_the_model_size_is_left_out_not_a_crash(data):
+    """A 1e9-cell clique can never fit the model: its subsets remain candidates."""
+    wide = Domain(["a", "b", "c"], [40_000, 25_000, 2])
+    records = np.random.default_rng(1).integers(0, 2, (200, 3))
+    lines: list[str] = []
+    mechanism = AIM(1.0, rounds=6, round_iters=5, iters=10, progress=lines.append)
+    mechanism.fit(Dataset(records, wide), workload=[("a", "b"), ("b", "c")], rng=0)
+    assert ("a", "b") not in mechanism.selected
+    assert any("over the model size left out" in line for line in lines)

@@ -368,3 +368,12 @@ def test_bad_parameters_fail_at_construction(kwargs, error, message):
         HDMM(**kwargs).fit(Untouchable(), rng=0)
 
 
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_original_estimator_survives_a_negative_noisy_total(seed):
+    """Least squares on a tiny file at small epsilon often estimates fewer than 0 records."""
+    data = Dataset(np.array([[0, 1], [1, 0]]), Domain(["a", "b"], [2, 2]))
+    result = HDMM(0.1, estimator="original").fit(data, rng=seed)
+    synthetic = result.synthetic_data(rng=seed)
+    assert len(synthetic) == max(round(result.total), 0)

@@ -17,7 +17,8 @@ from dpgm import Dataset, Domain, DpgmError, MarkovRandomField, Measurement, est
 from dpgm.datasets import ADULT_PAIRS
 from dpgm.errors import BudgetExceededError, PrivacyParameterError
 from dpgm.evaluation import tv_distance
-from dpgm.mechanisms import MST
+from dpgm.mechanisms import MST, DomainCompression
+from dpgm.mechanisms.compression import CompressedModel
 from dpgm.privacy import PrivacyBudget, cdp_rho
 
 N = 2000
@@ -296,3 +297,44 @@ def test_refuses_to_overspend_and_records_nothing_more(data, monkeypatch):
     budget = mechanism.budget
     assert not any("two-way" in entry.label for entry in budget.ledger)
     assert budget.spent_rho == pytest.approx(2 * budget.total / 3)
+
+
+def test_attributes_of_a_hundred_thousand_values():
+    """Expanding the merged values back would need a 1e10-cell table: the model stays
+    compressed and answers on the original domain all the same."""
+    domain = Domain(["a", "b", "c"], [100_000, 100_000, 3])
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 100_000, 3000)
+    records = np.column_stack([a, (7 * a) % 100_000, rng.integers(0, 3, 3000)])
+    mechanism = MST(1.0, iters=20)
+    model = mechanism.fit(Dataset(records, domain), rng=0)
+    assert isinstance(model, CompressedModel) and model.domain == domain
+    one_way = model.marginal(("a",))
+    assert one_way.shape == (100_000,) and one_way.sum() == pytest.approx(model.total)
+    synthetic = model.synthetic_data(rng=1)
+    assert synthetic.domain == domain and len(synthetic) == round(model.total)
+    assert synthetic.records[:, 0].max() < 100_000
+
+
+def test_compressed_model_answers_as_the_expanded_one():
+    domain = Domain(["x", "y", "z"], [6, 5, 3])
+    one_way = [
+        Measurement(("x",), [90.0, 1.0, 50.0, 2.0, 0.5, 40.0], 5.0),
+        Measurement(("y",), [60.0, 60.0, 1.0, 1.0, 60.0], 5.0),
+        Measurement(("z",), [100.0, 50.0, 30.0], 5.0),
+    ]
+    compression, restated = DomainCompression.from_one_way(domain, one_way)
+    rng = np.random.default_rng(2)
+    small = compression.compressed
+    potentials = {p: rng.normal(size=small.project(p).shape) for p in [("x", "y"), ("y", "z")]}
+    fitted = MarkovRandomField(small, potentials, total=200.0)
+    lazy, expanded = CompressedModel(compression, fitted), compression.expand(fitted)
+    for attrs in [("x",), ("y", "x"), ("x", "y", "z")]:
+        np.testing.assert_allclose(lazy.marginal(attrs), expanded.marginal(attrs), rtol=1e-9)
+    # decoding draws uniformly among the values that share a code
+    codes = np.full(60_000, compression.mappings["x"][1])
+    values = compression.decode("x", codes, np.random.default_rng(0))
+    merged = np.flatnonzero(compression.mappings["x"] == compression.mappings["x"][1])
+    assert set(np.unique(values)) == set(merged)
+    counts = np.bincount(values, minlength=6)[merged]
+    assert np.all(np.abs(counts / 60_000 - 1 / len(merged)) < 0.01)

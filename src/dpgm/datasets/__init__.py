@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from dpgm.dataset import Dataset
+from dpgm.errors import ParameterError
 
 _FILES = {"adult": ("adult.csv.gz", "adult-domain.json")}
 
@@ -43,7 +44,7 @@ ADULT_NUMERIC: tuple[str, ...] = (
 def paths(name: str) -> tuple[Path, Path]:
     """Paths of a bundled data set's CSV and domain JSON."""
     if name not in _FILES:
-        raise ValueError(f"no bundled data set {name!r}; available: {sorted(_FILES)}")
+        raise ParameterError(f"no bundled data set {name!r}; available: {sorted(_FILES)}")
     folder = resources.files(__name__)
     csv, domain = _FILES[name]
     return Path(str(folder / csv)), Path(str(folder / domain))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.errors import ModelTooLargeError
+from dpgm.errors import ModelTooLargeError, ParameterError
 from dpgm.estimation.losses import Loss, make_loss
 from dpgm.estimation.total import estimate_total
 from dpgm.inference.belief_propagation import MessagePlan
@@ -241,7 +241,7 @@ def accelerated(
     The returned parameters are those of the oracle call with the lowest loss.
     """
     if loss.lipschitz is None:
-        raise ValueError(
+        raise ParameterError(
             "the accelerated method needs a smooth loss with a Lipschitz constant; "
             "use method='mirror_descent' for the L1 loss"
         )
@@ -318,17 +318,17 @@ def estimate(
     paper. ``callback(iteration, loss)`` follows every iteration.
     """
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+        raise ParameterError(f"unknown method {method!r}; choose from {METHODS}")
     if init not in ("fit", "uniform"):
-        raise ValueError(f"unknown init {init!r}; use 'fit' or 'uniform'")
+        raise ParameterError(f"unknown init {init!r}; use 'fit' or 'uniform'")
     if iters < 0:
-        raise ValueError(f"iters must be >= 0, got {iters}")
+        raise ParameterError(f"iters must be >= 0, got {iters}")
     measurements = list(measurements)
     objective = make_loss(loss, domain, measurements)
     if total is None:
         total = estimate_total(measurements)
     elif not np.isfinite(total) or total <= 0:
-        raise ValueError(f"total must be a positive number, got {total}")
+        raise ParameterError(f"total must be a positive number, got {total}")
     model_cliques = list(objective.cliques) + [domain.check(c) for c in cliques]
     if warm_start is not None:
         model_cliques += list(warm_start.tree.cliques)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpgm.domain import Domain
+from dpgm.errors import ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
 
 LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
@@ -239,7 +240,7 @@ class CustomLoss(Loss):
         tables = [np.transpose(t, axes) for t, axes in zip(self.split(flat), self._to_user)]
         value, grads = self.function(tables)
         if len(grads) != len(tables):
-            raise ValueError(
+            raise ParameterError(
                 f"the custom loss returned {len(grads)} gradients for {len(tables)} cliques"
             )
         return float(value), np.concatenate(
@@ -258,4 +259,4 @@ def make_loss(loss: str | Loss, domain: Domain, measurements: Sequence[Measureme
         return L2Loss(domain, measurements)
     if loss == "l1":
         return L1Loss(domain, measurements)
-    raise ValueError(f"unknown loss {loss!r}; use 'l2', 'l1' or a dpgm.estimation.CustomLoss")
+    raise ParameterError(f"unknown loss {loss!r}; use 'l2', 'l1' or a dpgm.estimation.CustomLoss")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpgm.errors import ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
 
 
@@ -52,7 +53,7 @@ def estimate_total(measurements: Sequence[Measurement]) -> float:
     """Inverse-variance weighted estimate of the number of records (at least 1)."""
     found = total_estimates(measurements)
     if not found:
-        raise ValueError(
+        raise ParameterError(
             "the total number of records cannot be estimated from these measurements "
             "(no query has the all-ones vector in its row space); pass total= explicitly"
         )

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from dpgm.domain import Domain
+from dpgm.errors import DomainError
 from dpgm.factor import Factor, logsumexp
 
 
@@ -76,5 +77,5 @@ def variable_elimination(
     result = _combine(pool, log_space)
     missing = [a for a in keep if a not in result.domain]
     if missing:
-        raise ValueError(f"no factor mentions {missing}")
+        raise DomainError(f"no factor mentions {missing}")
     return result.transpose(keep), scale

@@ -11,6 +11,7 @@ from itertools import combinations
 import networkx as nx
 
 from dpgm.domain import Domain
+from dpgm.errors import ParameterError
 
 HEURISTICS = ("min_fill", "min_weight", "weighted_min_fill")
 
@@ -56,7 +57,7 @@ def elimination_order(
     each fill edge by the product of its endpoints' sizes.
     """
     if heuristic not in HEURISTICS:
-        raise ValueError(f"unknown heuristic {heuristic!r}; choose from {HEURISTICS}")
+        raise ParameterError(f"unknown heuristic {heuristic!r}; choose from {HEURISTICS}")
     adj = {v: set(graph[v]) for v in graph.nodes}
     log_size = {v: math.log(sizes[v]) for v in adj}
     rank = {v: i for i, v in enumerate(graph.nodes)}

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from dpgm.errors import ParameterError
+
 
 def identity(n: int) -> np.ndarray:
     """``I``: keep the attribute in the answer."""
@@ -24,7 +26,7 @@ def total(n: int) -> np.ndarray:
 def indicator(n: int, value: int) -> np.ndarray:
     """``e_j``: evidence that the attribute equals ``value``."""
     if not 0 <= value < n:
-        raise ValueError(f"value {value} outside 0..{n - 1}")
+        raise ParameterError(f"value {value} outside 0..{n - 1}")
     out = np.zeros((1, n))
     out[0, value] = 1.0
     return out
@@ -35,7 +37,7 @@ def set_indicator(n: int, values: Iterable[int]) -> np.ndarray:
     out = np.zeros((1, n))
     for value in values:
         if not 0 <= value < n:
-            raise ValueError(f"value {value} outside 0..{n - 1}")
+            raise ParameterError(f"value {value} outside 0..{n - 1}")
         out[0, value] = 1.0
     return out
 
@@ -51,7 +53,7 @@ def compress(
     """``R_f``: merge values, value ``a`` going to group ``f(a)``."""
     if callable(mapping):
         if n is None:
-            raise ValueError("give n, the attribute's size, with a callable mapping")
+            raise ParameterError("give n, the attribute's size, with a callable mapping")
         groups = np.array([mapping(a) for a in range(n)])
     else:
         groups = np.asarray(mapping)

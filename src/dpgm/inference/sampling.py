@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpgm.errors import ParameterError
 from dpgm.inference.junction_tree import JunctionTree
 
 
@@ -75,7 +76,7 @@ def sample_records(
     less sampling error: what synthetic data releases want).
     """
     if method not in ("exact", "rounded"):
-        raise ValueError(f"unknown sampling method {method!r}; use 'exact' or 'rounded'")
+        raise ParameterError(f"unknown sampling method {method!r}; use 'exact' or 'rounded'")
     draw = _draw_rows if method == "exact" else _rounded_rows
     domain = tree.domain
     records = np.zeros((n, len(domain)), dtype=np.int64)

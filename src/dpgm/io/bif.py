@@ -28,7 +28,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError
+from dpgm.errors import DataError, ParameterError
 from dpgm.random import as_generator
 
 __all__ = ["BayesianNetwork", "parse_bif", "read_bif"]
@@ -131,7 +131,7 @@ class BayesianNetwork:
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> Dataset:
         """``n`` records drawn by forward sampling (vectorised over records)."""
         if isinstance(n, bool) or int(n) != n or n < 0:
-            raise ValueError(f"cannot draw {n!r} records")
+            raise ParameterError(f"cannot draw {n!r} records")
         n = int(n)
         gen = as_generator(rng)
         column = {v: i for i, v in enumerate(self.variables)}

@@ -149,6 +149,16 @@ class Mechanism:
             MEASURED_CELL_BYTES * domain[largest],
         )
 
+    def check(self, domain: Domain, workload: WorkloadLike | None = None) -> Workload:
+        """What ``fit`` checks before reading data: the workload and :meth:`plan`.
+
+        Returns the workload ``fit`` would use. A caller that loads data itself (the
+        command line) calls this first, so that a run bound to fail spends nothing.
+        """
+        checked = self.workload_for(domain, workload)
+        self.plan(domain, checked)
+        return checked
+
     def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
         """Raise :class:`DpgmError` if ``fit`` on this domain could not yield synthetic data.
 

@@ -16,6 +16,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
 from dpgm.random import as_generator
+from dpgm.validation import integer
 
 
 class TableModel:
@@ -86,10 +87,12 @@ class TableModel:
     def synthetic_data(
         self, n: int | None = None, rng: np.random.Generator | int | None = None
     ) -> Dataset:
-        """``n`` records (default: the total, rounded) drawn from independent tables.
+        """``n`` records (default: the total, rounded, or none if it is negative) drawn
+        from independent tables.
 
         One table (a full-table estimate) is a distribution by itself; several tables that
-        overlap are not, and cannot be sampled.
+        overlap are not, and cannot be sampled. Least squares can estimate a negative
+        total from noisy answers; its default sample is then empty.
         """
         if not self.independent and len(self.tables) > 1:
             raise DpgmError(
@@ -97,7 +100,7 @@ class TableModel:
                 "use the Private-PGM estimator for synthetic data"
             )
         gen = as_generator(rng)
-        n = int(round(self.total)) if n is None else int(n)
+        n = max(int(round(self.total)), 0) if n is None else integer("n", n, least=0)
         records = np.zeros((n, len(self.domain)), dtype=np.int64)
         covered = set()
         for clique, table in self.tables.items():

@@ -1,0 +1,7 @@
+"""``python -m dpgm``: the ``dpgm`` command."""
+
+import sys
+
+from dpgm.cli import main
+
+sys.exit(main())

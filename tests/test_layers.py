@@ -1,0 +1,82 @@
+"""The architecture's arrows, checked on every import in the package.
+
+data/schema -> privacy (budget spent here) -> estimation (post-processing) -> models ->
+queries and synthetic data. A module may import the layers below its own, and modules of
+its own package; two packages on one layer (privacy and inference) stay independent.
+Function-level imports count too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dpgm"
+
+#: layer of each top-level module or package of dpgm, lowest first
+LAYERS = {
+    "errors": 0,
+    "validation": 1,
+    "random": 1,
+    "files": 1,
+    "memory": 1,
+    "domain": 2,
+    "dataset": 3,
+    "factor": 3,
+    "measurement": 3,
+    "workload": 3,
+    "privacy": 4,
+    "inference": 4,
+    "model": 5,
+    "estimation": 6,
+    "mechanisms": 7,
+    "evaluation": 7,
+    "io": 7,
+    "datasets": 7,
+    "cli": 8,
+    "__main__": 8,
+    "__init__": 8,
+}
+
+
+def _unit(module: str) -> str:
+    """``dpgm.privacy.measure`` -> ``privacy``; ``dpgm`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found.append((".".join(p for p in parts if p != "__init__"), path))
+    return found
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dpgm"):
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if a.name.startswith("dpgm"))
+    return names
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=[m for m, _ in _modules()])
+def test_imports_point_down_the_layers(module, path):
+    unit = _unit(module) if module != "dpgm" else "__init__"
+    assert unit in LAYERS, f"{module}: add its layer to LAYERS"
+    for imported in _imports(path):
+        target = _unit(imported) if imported != "dpgm" else "__init__"
+        if target == unit:
+            continue
+        assert LAYERS[target] < LAYERS[unit], f"{module} imports {imported}, a layer at or above"
+
+
+def test_the_privacy_layer_does_not_import_estimation_or_inference():
+    for module, path in _modules():
+        if _unit(module) == "privacy":
+            assert not any(_unit(i) in {"estimation", "inference", "model"} for i in _imports(path))
