@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dpgm"
 #: layer of each top-level module or package of dpgm, lowest first
 LAYERS = {
     "errors": 0,
+    "_version": 0,
     "validation": 1,
     "random": 1,
     "files": 1,
@@ -36,8 +37,8 @@ LAYERS = {
     "io": 7,
     "datasets": 7,
     "cli": 8,
-    "__main__": 8,
-    "__init__": 8,
+    "__main__": 9,
+    "__init__": 9,
 }
 
 

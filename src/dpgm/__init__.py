@@ -2,6 +2,7 @@
 
 # subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
 from dpgm import datasets, evaluation, inference, mechanisms, privacy
+from dpgm._version import __version__ as __version__
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import (
@@ -35,4 +36,3 @@ __all__ = [
     "PrivacyParameterError",
     "estimate",
 ]
-__version__ = "0.1.0"

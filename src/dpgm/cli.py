@@ -257,7 +257,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 # -- the parser -------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from dpgm import __version__
+    from dpgm._version import __version__
     from dpgm.mechanisms import REGISTRY
     from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
     from dpgm.privacy.policy import DEFAULT_DELTA
