@@ -206,7 +206,7 @@ def test_sampling_is_reproducible():
     np.testing.assert_array_equal(a, model.sample(rng=5).records)
     np.testing.assert_array_equal(a, model.sample(rng=np.random.default_rng(5)).records)
     assert model.sample(0, rng=1).records.shape == (0, len(model.domain))
-    with pytest.raises(ValueError, match="cannot draw -1"):
+    with pytest.raises(ValueError, match="n must be an integer >= 0, got -1"):
         model.sample(-1)
 
 
@@ -249,7 +249,7 @@ def test_constructor_errors():
     with pytest.raises(DomainError, match="'c'"):
         MarkovRandomField(domain, {("a", "c"): np.zeros((2, 2))})
     for total in (0.0, -1.0, np.nan, np.inf):
-        with pytest.raises(ValueError, match="total must be a positive number"):
+        with pytest.raises(ValueError, match="total must be"):
             MarkovRandomField(domain, {}, total=total)
 
 

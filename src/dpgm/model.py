@@ -8,13 +8,14 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, DomainError, ParameterError
+from dpgm.errors import DataError, DomainError
 from dpgm.factor import Factor, logsumexp
 from dpgm.inference.belief_propagation import Calibration, MessagePlan
 from dpgm.inference.elimination import variable_elimination
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.sampling import sample_records
 from dpgm.random import as_generator
+from dpgm.validation import integer, positive
 
 _QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
 
@@ -34,8 +35,7 @@ class MarkovRandomField:
         total: float = 1.0,
         tree: JunctionTree | None = None,
     ):
-        if not np.isfinite(total) or total <= 0:
-            raise ParameterError(f"total must be a positive number, got {total}")
+        total = positive("total", total)
         if len(domain) == 0:
             raise DomainError("a model needs at least one attribute")
         self.domain = domain
@@ -226,10 +226,7 @@ class MarkovRandomField:
         conditional count from its expectation, which keeps the records' marginals much
         closer to the model's (the usual choice for synthetic data).
         """
-        if n is None:
-            n = int(round(self.total))
-        if n < 0:
-            raise ParameterError(f"cannot draw {n} records")
+        n = int(round(self.total)) if n is None else integer("n", n, least=0)
         marginals = [np.exp(b) for b in self.calibrate().log_marginals()]
         return Dataset(
             sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain

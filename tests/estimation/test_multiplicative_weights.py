@@ -160,8 +160,8 @@ def test_no_measurements_keeps_the_table():
     [
         ({"iters": -1}, "iters must be an integer >= 0"),
         ({"iters": 1.5}, "iters must be an integer >= 0"),
-        ({"total": 0.0}, "total must be a positive number"),
-        ({"total": float("nan")}, "total must be a positive number"),
+        ({"total": 0.0}, "total must be > 0"),
+        ({"total": float("nan")}, "total must be a finite number"),
         ({"table": np.ones((2, 3))}, "table has shape"),
     ],
 )

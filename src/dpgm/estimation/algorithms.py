@@ -19,6 +19,7 @@ from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
 from dpgm.model import MarkovRandomField
+from dpgm.validation import integer, one_of, positive
 
 Callback = Callable[[int, float], object]
 METHODS = ("auto", "mirror_descent", "accelerated")
@@ -317,18 +318,15 @@ def estimate(
     zero; free post-processing) and ``init="uniform"`` from the uniform model, as in the
     paper. ``callback(iteration, loss)`` follows every iteration.
     """
-    if method not in METHODS:
-        raise ParameterError(f"unknown method {method!r}; choose from {METHODS}")
-    if init not in ("fit", "uniform"):
-        raise ParameterError(f"unknown init {init!r}; use 'fit' or 'uniform'")
-    if iters < 0:
-        raise ParameterError(f"iters must be >= 0, got {iters}")
+    one_of("method", method, METHODS)
+    one_of("init", init, ("fit", "uniform"))
+    iters = integer("iters", iters, least=0)
     measurements = list(measurements)
     objective = make_loss(loss, domain, measurements)
     if total is None:
         total = estimate_total(measurements)
-    elif not np.isfinite(total) or total <= 0:
-        raise ParameterError(f"total must be a positive number, got {total}")
+    else:
+        total = positive("total", total)
     model_cliques = list(objective.cliques) + [domain.check(c) for c in cliques]
     if warm_start is not None:
         model_cliques += list(warm_start.tree.cliques)

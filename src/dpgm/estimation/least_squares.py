@@ -28,6 +28,7 @@ from scipy.sparse.linalg import LinearOperator, lsmr
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError, ModelTooLargeError
 from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.validation import integer
 
 #: full-table vectors LSMR keeps at once (x, v, h, h̄ and a temporary)
 LSMR_TABLE_COPIES = 5
@@ -193,8 +194,7 @@ def global_least_squares(
     ``tol`` (LSMR's ``atol`` and ``btol``). Raises :class:`ModelTooLargeError` before
     allocating anything when the domain has more than ``max_cells`` cells.
     """
-    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or iters < 1:
-        raise DpgmError(f"iters must be an integer >= 1, got {iters!r}")
+    iters = integer("iters", iters, least=1)
     operator, rhs = full_table_operator(domain, measurements, max_cells=max_cells)
     solution = lsmr(operator, rhs, atol=tol, btol=tol, maxiter=int(iters))[0]
     return solution.reshape(domain.shape)

@@ -26,6 +26,7 @@ import numpy as np
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
 from dpgm.measurement import Measurement
+from dpgm.validation import integer, positive
 
 
 class _Projector:
@@ -88,10 +89,8 @@ def multiplicative_weights(
     :class:`~dpgm.measurement.KroneckerQuery`. See the module docstring for
     ``sequential``.
     """
-    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or iters < 0:
-        raise DpgmError(f"iters must be an integer >= 0, got {iters!r}")
-    if not (np.isfinite(total) and total > 0):
-        raise DpgmError(f"total must be a positive number, got {total!r}")
+    iters = integer("iters", iters, least=0)
+    total = positive("total", total)
     for m in measurements:
         m.validate(domain)
     if table is None:

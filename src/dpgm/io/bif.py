@@ -28,8 +28,9 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, ParameterError
+from dpgm.errors import DataError
 from dpgm.random import as_generator
+from dpgm.validation import integer
 
 __all__ = ["BayesianNetwork", "parse_bif", "read_bif"]
 
@@ -130,9 +131,7 @@ class BayesianNetwork:
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> Dataset:
         """``n`` records drawn by forward sampling (vectorised over records)."""
-        if isinstance(n, bool) or int(n) != n or n < 0:
-            raise ParameterError(f"cannot draw {n!r} records")
-        n = int(n)
+        n = integer("n", n, least=0)
         gen = as_generator(rng)
         column = {v: i for i, v in enumerate(self.variables)}
         records = np.zeros((n, len(self.variables)), dtype=np.int64)
