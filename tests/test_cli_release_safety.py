@@ -365,3 +365,19 @@ def test_release_path_without_a_seed_prints_no_note(files, capsys):
     assert out.strip().splitlines()[-1].startswith("privacy spent: epsilon=1 delta=1e-09")
     assert np.all(Dataset.load(folder / "o.csv", DOMAIN).records >= 0)
     assert os.access(folder / "o.csv", os.R_OK)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "estimator"),
+    [(name, est) for name, cls in sorted(REGISTRY.items()) for est in cls.estimators],
+)
+def test_every_mechanism_refuses_a_huge_domain_before_reading(files, capsys, charges,
+                                                              mechanism, estimator):
+    folder, csv, domain = files
+    huge = _write_domain(folder, {"a": 10**12, "b": 3})
+    code, out, err = run(capsys, synth_args(folder / "never.csv", huge, folder / "o.csv",
+                                            "--mechanism", mechanism, "--estimator", estimator))
+    # AIM's default workload (2-way marginals of at most --max-cells) is refused first
+    needles = ("--max-cells",) if mechanism == "aim" else ("would need", "set by --max-memory")
+    assert_clean_failure(code, out, err, *needles)
+    assert charges == [] and not (folder / "o.csv").exists()
