@@ -18,7 +18,7 @@ setup: $(STAMP)
 demo: $(STAMP)
 	mkdir -p demo-output
 	$(BIN)/dpgm synth $(DATA)/adult.csv.gz --domain $(DATA)/adult-domain.json \
-		--mechanism aim --epsilon 1 --delta 1e-9 --seed 0 --out demo-output/adult-synth.csv --force
+		--mechanism aim --epsilon 1 --out demo-output/adult-synth.csv --force
 	$(BIN)/dpgm evaluate $(DATA)/adult.csv.gz demo-output/adult-synth.csv \
 		--domain $(DATA)/adult-domain.json --workload $(DATA)/adult-pairs.json
 
