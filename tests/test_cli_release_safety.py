@@ -96,9 +96,10 @@ PUBLIC_CASES = {
     ),
     "domain of 1e9": (
         lambda t, csv, dom: synth_args(
-            t / "never.csv", _write_domain(t, {"a": 10**9, "b": 3}), t / "o.csv"
+            t / "never.csv", _write_domain(t, {"a": 10**9, "b": 3}), t / "o.csv",
+            "--max-memory", "16G",  # the default is half the machine's RAM
         ),
-        "over the memory limit",
+        "over the memory limit of 16 GB",
     ),
     "domain of 1e12": (
         lambda t, csv, dom: synth_args(
@@ -134,9 +135,9 @@ PUBLIC_CASES = {
         lambda t, csv, dom: synth_args(
             t / "never.csv", _write_domain(t, {"a": 40000, "b": 25000, "c": 2}), t / "o.csv",
             "--mechanism", "dualquery", "--estimator", "original", "--workload",
-            _workload(t, [["a", "b"]]),
+            _workload(t, [["a", "b"]]), "--max-memory", "16G",
         ),
-        "over the memory limit",
+        "over the memory limit of 16 GB",
     ),
     "mwem's workload answers": (
         lambda t, csv, dom: synth_args(
@@ -381,3 +382,21 @@ def test_every_mechanism_refuses_a_huge_domain_before_reading(files, capsys, cha
     needles = ("--max-cells",) if mechanism == "aim" else ("would need", "set by --max-memory")
     assert_clean_failure(code, out, err, *needles)
     assert charges == [] and not (folder / "o.csv").exists()
+
+
+def test_a_terminated_run_leaves_no_file(files, capsys, monkeypatch):
+    """SIGTERM during the write (a job scheduler's kill) unwinds like Ctrl-C: no output,
+    no temporary file, exit status 130."""
+    import signal
+
+    folder, csv, domain = files
+
+    def killed_while_writing(self, handle, **kwargs):
+        handle.write("a,b,c,d\n0,1,")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", killed_while_writing)
+    code, out, err = run(capsys, synth_args(csv, domain, folder / "o.csv", "--seed", "0"))
+    assert code == 130 and "interrupted" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "domain.json"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored for the caller

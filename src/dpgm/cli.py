@@ -12,7 +12,9 @@ import argparse
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 
@@ -355,14 +357,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum, frame) -> None:
+    # unwinds like Ctrl-C, so that a half-written output's temporary file is removed
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpgm`` command; returns the exit status."""
-    from dpgm.errors import DpgmError, SeedWarning, command_line_spelling
-
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help, --version, or a usage error (already printed)
         return int(done.code or 0)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if on_main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dpgm.errors import DpgmError, SeedWarning, command_line_spelling
+
     with warnings.catch_warnings(), command_line_spelling(FLAGS):
         warnings.simplefilter("ignore", SeedWarning)  # the command prints its own note
         warnings.showwarning = _show_warning
@@ -379,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         except KeyboardInterrupt:
-            print("dpgm: interrupted; nothing was written", file=sys.stderr)
+            print("dpgm: interrupted; no output was written", file=sys.stderr)
             return 130
         except Exception as error:  # a bug: say so in one line, keep the traceback on demand
             if os.environ.get("DPGM_DEBUG"):
