@@ -140,11 +140,9 @@ def _build_mechanism(args: argparse.Namespace):
 
 
 def _check_rows(rows: int, width: int, limit: float) -> None:
-    from dpgm.memory import CELL_BYTES, check_memory
+    from dpgm.memory import check_rows
 
-    # the records, and the table written out
-    check_memory(f"{rows:,} synthetic records", 2.0 * rows * width * CELL_BYTES, limit,
-                 alternative="ask for fewer with --rows")
+    check_rows(rows, width, limit, copies=2)  # the records, and the table written out
 
 
 def _synthetic_records(result, rows: int | None, seed: int | None, limit: float):

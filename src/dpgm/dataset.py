@@ -201,6 +201,18 @@ class Dataset:
         return f"Dataset({self.domain!r})"
 
 
+def require_dataset(data: object) -> Dataset:
+    """``data`` if it is a :class:`Dataset`; otherwise a :class:`DataError` with the recipe."""
+    if isinstance(data, Dataset):
+        return data
+    what = "a DataFrame" if hasattr(data, "columns") else type(data).__name__
+    raise DataError(
+        f"expected a dpgm.Dataset, got {what}: build one with dpgm.Dataset(frame, domain), "
+        "where domain = dpgm.Domain.from_dict({column: number of values, ...}) is public "
+        "input, not read off the data"
+    )
+
+
 def read_table(path: str | PathLike[str]) -> pd.DataFrame:
     """A CSV file (optionally compressed) as a DataFrame, or a one-line :class:`DataError`.
 

@@ -83,6 +83,16 @@ def check_memory(
     raise ModelTooLargeError(message)
 
 
+def check_rows(rows: int, width: int, limit: float, *, copies: int = 1) -> None:
+    """Refuse ``rows`` synthetic records of ``width`` attributes (``copies`` alive at once)."""
+    check_memory(
+        f"{rows:,} synthetic records",
+        float(rows) * width * CELL_BYTES * copies,
+        limit,
+        alternative=f"ask for fewer with {option('rows')}",
+    )
+
+
 def check_cells(
     what: str, count: int, limit: float, *, knob: str = "max_cells", alternative: str = ""
 ) -> None:

@@ -17,9 +17,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpgm.dataset import Dataset
+from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, PrivacyWarning
+from dpgm.errors import PrivacyWarning
 from dpgm.measurement import Measurement
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.model import MarkovRandomField
@@ -110,12 +110,11 @@ class Mechanism:
         selection; a seed or a ``numpy.random.Generator`` makes the run reproducible, for
         research only (a :class:`~dpgm.errors.SeedWarning` says so once).
         """
-        data = self._check_data(data)
+        data = require_dataset(data)
         randomness = Randomness.from_user(rng)
-        workload = self.workload_for(data.domain, workload)
         self._reset()
         # everything that can fail on public facts fails here, before the data are read
-        self.plan(data.domain, workload)
+        workload = self.check(data.domain, workload)
         self.budget = self.new_budget()
         result = self._fit(data, workload, randomness)
         self.result = result
@@ -198,17 +197,6 @@ class Mechanism:
 
         return report
 
-    @staticmethod
-    def _check_data(data: object) -> Dataset:
-        if isinstance(data, Dataset):
-            return data
-        if hasattr(data, "columns"):
-            raise DataError(
-                "fit takes a dpgm.Dataset, not a DataFrame: build one with "
-                "dpgm.Dataset(frame, domain), where domain = dpgm.Domain.from_dict("
-                "{column: number of values, ...}) is public input, not read off the data"
-            )
-        raise DataError(f"fit takes a dpgm.Dataset, got {type(data).__name__}")
 
 
 def measure_record_count(

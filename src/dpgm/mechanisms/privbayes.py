@@ -74,11 +74,10 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import option
 from dpgm.estimation.algorithms import estimate
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
-from dpgm.memory import CELL_BYTES, MEASURED_CELL_BYTES
+from dpgm.memory import MEASURED_CELL_BYTES, check_rows
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
@@ -186,11 +185,7 @@ class PrivBayes(Mechanism):
             self._check_rows(self.rows, len(domain))
 
     def _check_rows(self, rows: int, width: int) -> None:
-        self.check_memory(
-            f"{rows:,} synthetic records",
-            float(rows) * width * CELL_BYTES,
-            alternative=f"ask for fewer with {option('rows')}",
-        )
+        check_rows(rows, width, self.max_memory)
 
     # -- the mechanism ----------------------------------------------------------------
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):

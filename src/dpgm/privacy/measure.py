@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from dpgm.dataset import Dataset
+from dpgm.dataset import Dataset, require_dataset
 from dpgm.errors import DataError, ParameterError, PrivacyParameterError
 from dpgm.measurement import KroneckerQuery, Measurement, is_integral, is_sparse
 from dpgm.privacy.budget import PrivacyBudget
@@ -66,11 +66,7 @@ def _cliques(data: Dataset, cliques: Iterable[Iterable[str]]) -> list[tuple[str,
 
 
 def _check_data(data: Dataset) -> None:
-    if not isinstance(data, Dataset):
-        raise DataError(
-            f"data must be a dpgm.Dataset, got {type(data).__name__}; build one with "
-            "dpgm.Dataset(frame, domain)"
-        )
+    require_dataset(data)
     # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
     # This is a check of the input's form, made before charging so a bad call costs nothing.
     if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
