@@ -7,7 +7,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from mechanism_helpers import Untouchable
+from mechanism_helpers import PublicOnly, Untouchable
 from scipy import stats
 
 import dpgm.mechanisms.hdmm as hdmm_module
@@ -377,3 +377,12 @@ def test_original_estimator_survives_a_negative_noisy_total(seed):
     result = HDMM(0.1, estimator="original").fit(data, rng=seed)
     synthetic = result.synthetic_data(rng=seed)
     assert len(synthetic) == max(round(result.total), 0)
+
+
+def test_a_prefix_strategy_too_large_to_optimise_is_refused_before_reading(data):
+    """Optimising a p-Identity strategy holds n x n matrices: 200,000 values is 1.28 TB."""
+    wide = Domain(["x", "y"], [200_000, 2])
+    mechanism = HDMM(1.0)
+    with pytest.raises(ModelTooLargeError, match="the prefix strategy of 'x' would need 1.28 TB"):
+        mechanism.fit(PublicOnly(wide), Workload([("x", "y")], numeric=["x"]), rng=0)
+    assert mechanism.budget is None

@@ -39,7 +39,6 @@ Sec. 5.1) that gives every clique the same weight.
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from scipy import linalg, optimize
@@ -211,7 +210,7 @@ class HDMM(Mechanism):
 
     def _reset(self) -> None:
         super()._reset()
-        #: the strategy of each workload clique (set by fit; see :meth:`strategy`)
+        #: the strategy of each workload clique (set by plan; see :meth:`strategy`)
         self.strategies: dict[Clique, KroneckerQuery] = {}
         #: "global" or "local": the least squares the original estimator used
         self.least_squares_used: str | None = None
@@ -230,28 +229,25 @@ class HDMM(Mechanism):
         return found
 
     def plan(self, domain: Domain, workload: Workload) -> None:
-        """The estimation route fits, and so do the strategy answers (public facts)."""
+        """The estimation route, the strategies and their answers fit (public facts)."""
         super().plan(domain, workload)
         self._route(domain, workload)
         self.check_tables(domain, workload.cliques, "the workload's marginals")
-        rows = sum(
-            math.prod(domain[a] + self._extra_rows(domain[a], a in workload.numeric) for a in c)
-            for c in workload.cliques
-        )
+        numeric = {a for c in workload.cliques for a in c if a in workload.numeric}
+        for attr in sorted(numeric):  # dense n x n matrices: W, WᵀW, the strategy, AᵀA
+            self.check_memory(
+                f"the prefix strategy of {attr!r}", table_bytes(domain[attr] ** 2, copies=4)
+            )
+        # chosen here, from public facts only, and measured by ``_fit``
+        self.strategies = self.strategy(domain, workload)
+        rows = sum(q.shape[0] for q in self.strategies.values())
         self.check_memory(f"the strategy's {rows:,} noisy answers", MEASURED_CELL_BYTES * rows)
-
-    def _extra_rows(self, size: int, numeric: bool) -> int:
-        """Rows a p-Identity strategy adds to an attribute's identity (public)."""
-        if not numeric or size == 1:
-            return 0
-        return self.p if self.p is not None else max(1, size // 16)
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """Spend ``epsilon`` on ``data`` answering ``workload`` (default: all 2-way marginals)."""
         budget = self.budget
         domain = data.domain
         method = self._route(domain, workload)
-        self.strategies = self.strategy(domain, workload)
         rows = sum(q.shape[0] for q in self.strategies.values())
         self._say(f"chose the strategy: {len(self.strategies)} Kronecker products, {rows:,} rows")
 
