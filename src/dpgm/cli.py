@@ -40,8 +40,8 @@ FLAGS = {
     "force": "--force",
     "rng": "--seed",
 }
-#: options passed to the mechanism's constructor where it takes them (CLI name -> Python)
-PASSED_ON = {"iters": "iters", "max_cells": "max_cells"}
+#: options passed on to the mechanism's constructor (an error where it takes none such)
+PASSED_ON = ("iters", "max_cells")
 
 
 # -- argument types: each says what is wrong in one line ---------------------------------------
@@ -127,12 +127,12 @@ def _build_mechanism(args: argparse.Namespace):
     options = {"estimator": args.estimator, "progress": _say, "max_memory": args.max_memory}
     if args.delta is not None:
         options["delta"] = args.delta
-    for flag, name in PASSED_ON.items():
-        value = getattr(args, flag)
+    for name in PASSED_ON:
+        value = getattr(args, name)
         if value is None:
             continue
         if name not in accepted:
-            raise ParameterError(f"--{flag.replace('_', '-')} does not apply to {args.mechanism}")
+            raise ParameterError(f"{FLAGS[name]} does not apply to {args.mechanism}")
         options[name] = value
     if args.rows is not None and "rows" in accepted and args.estimator == "original":
         options["rows"] = args.rows  # a mechanism that draws its records itself

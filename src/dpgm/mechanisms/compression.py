@@ -105,16 +105,13 @@ class DomainCompression:
                 if attr in spread:
                     continue
                 spread.add(attr)
-                # log of 1/(number of original values sharing the code)
-                counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
                 shape = [1] * len(clique)
                 shape[k] = self.original[attr]
-                table = table - np.log(counts[self.mappings[attr]]).reshape(shape)
+                table = table + np.log(self.shares(attr)).reshape(shape)
             potentials[clique] = table
         for attr in self.original.attrs:
             if attr not in spread:  # in no potential: uniform over codes, then within them
-                counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
-                potentials[(attr,)] = -np.log(counts[self.mappings[attr]])
+                potentials[(attr,)] = np.log(self.shares(attr))
         return MarkovRandomField(self.original, potentials, model.total)
 
 
