@@ -27,7 +27,7 @@ ADULT_SIZES = {
     "native-country": 42,
     "income>50K": 2,
 }
-SHARED = Path("/work/shared/data/adult")
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"  # ../shared
 
 
 @pytest.fixture(scope="module")
