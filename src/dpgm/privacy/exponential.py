@@ -129,17 +129,19 @@ class _ExactSelector:
         self.values = values
         self.blocks: list[tuple[int, int]] | None = None
         self._lists: dict[int, list[float]] = {}
+        # blocked or not is decided by the number of candidates alone (a public fact)
         if values.size > BLOCKED_ABOVE:
             width = math.isqrt(values.size - 1) + 1
             starts = np.arange(0, values.size, width)
-            scaled = values / self.scale
             lengths = np.diff(np.append(starts, values.size))
-            top = np.maximum.reduceat(scaled, starts)
-            sums = np.add.reduceat(np.exp(scaled - np.repeat(top, lengths)), starts)
-            block_scores = self.scale * (top + np.log(sums))
-            if np.all(np.isfinite(block_scores)):
-                self.blocks = [(int(a), int(min(a + width, values.size))) for a in starts]
-                self.block_scores = block_scores.tolist()
+            top = np.maximum.reduceat(values, starts)
+            # each term exp((score - top)/s) is in [0, 1] and the top one is 1, so the sum
+            # is in [1, width] and the block's score top + s·log(sum) is always finite
+            with np.errstate(over="ignore", under="ignore"):
+                shifted = (values - np.repeat(top, lengths)) / self.scale
+            sums = np.add.reduceat(np.exp(shifted), starts)
+            self.blocks = [(int(a), int(min(a + width, values.size))) for a in starts]
+            self.block_scores = (top + self.scale * np.log(sums)).tolist()
 
     def _slice(self, k: int, start: int, stop: int) -> list[float]:
         found = self._lists.get(k)
