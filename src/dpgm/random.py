@@ -52,10 +52,6 @@ class Randomness:
     selection: np.random.Generator | None
     other: np.random.Generator
 
-    @property
-    def seeded(self) -> bool:
-        return self.noise is not None
-
     @classmethod
     def from_user(cls, rng: RngLike) -> Randomness:
         """From a user's ``rng``: None (a release) or a seed/generator (research only)."""
