@@ -71,6 +71,24 @@ def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
     return values.astype(np.int64, copy=False)
 
 
+def check_columns(frame: pd.DataFrame, domain: Domain) -> None:
+    """Raise unless ``frame`` has one column per attribute; warn of the columns it ignores."""
+    names = [str(c) for c in frame.columns]
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise DataError(f"the data has repeated column name(s) {repeated}")
+    missing = [a for a in domain.attrs if a not in frame.columns]
+    if missing:
+        raise DataError(f"the data has no column(s) {missing}; its columns are {names}")
+    unused = [c for c in names if c not in domain]
+    if unused:
+        warnings.warn(
+            f"column(s) {unused} are not in the domain and will be ignored",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 class Dataset:
     """Integer-coded records over a public domain, with optional per-record weights.
 
@@ -83,22 +101,7 @@ class Dataset:
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
         if hasattr(records, "columns"):  # a pandas DataFrame: select columns by name
-            names = [str(c) for c in records.columns]
-            repeated = sorted({c for c in names if names.count(c) > 1})
-            if repeated:
-                raise DataError(f"the data has repeated column name(s) {repeated}")
-            missing = [a for a in domain.attrs if a not in records.columns]
-            if missing:
-                raise DataError(
-                    f"the data has no column(s) {missing}; its columns are {list(records.columns)}"
-                )
-            unused = [c for c in names if c not in domain]
-            if unused:
-                warnings.warn(
-                    f"column(s) {unused} are not in the domain and will be ignored",
-                    DataWarning,
-                    stacklevel=user_stacklevel(),
-                )
+            check_columns(records, domain)
             columns = [_validate_column(a, records[a].to_numpy(), domain[a]) for a in domain.attrs]
             array = np.column_stack(columns) if columns else np.zeros((len(records), 0), np.int64)
         else:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import reduce
 from os import PathLike
 
+import numpy as np
+
 from dpgm.errors import DomainError
 from dpgm.files import atomic_write
 
@@ -20,15 +22,46 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
+Label = str | int | float | bool | None
+
+
+def _check_labels(attr: str, size: int, given: Iterable[Label]) -> tuple[Label, ...]:
+    """An attribute's labels as a tuple: one per code, all distinct."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+        raise DomainError(f"the labels of {attr!r} must be a list, got {given!r}")
+    labels = tuple(given)
+    if len(labels) != size:
+        raise DomainError(f"attribute {attr!r} has size {size} but {len(labels)} labels")
+    seen: dict[tuple[str, object], int] = {}
+    for code, label in enumerate(labels):
+        if not isinstance(label, (str, int, float, bool)) and label is not None:
+            raise DomainError(
+                f"label {label!r} of {attr!r} must be a string, number, boolean or null"
+            )
+        key = (type(label).__name__, label)
+        if key in seen:
+            raise DomainError(f"attribute {attr!r} has the label {label!r} twice")
+        seen[key] = code
+    return labels
+
+
 class Domain:
     """Ordered attributes, each with a finite number of integer-coded values ``0..size-1``.
 
     The domain is public input: it is given by the data steward, never read off the data.
+    ``labels`` optionally names the values of some attributes (``{attr: [label of code 0,
+    ...]}``), so that models, queries and samples can speak in labels; two domains with
+    the same attributes and sizes are equal whatever their labels (the integer view).
     """
 
-    __slots__ = ("attrs", "shape", "_index")
+    __slots__ = ("attrs", "shape", "labels", "_index")
 
-    def __init__(self, attrs: Iterable[str], shape: Iterable[int]):
+    def __init__(
+        self,
+        attrs: Iterable[str],
+        shape: Iterable[int],
+        labels: Mapping[str, Iterable[Label]] | None = None,
+    ):
         attrs = tuple(attrs)
         shape = tuple(shape)
         if len(attrs) != len(shape):
@@ -50,16 +83,25 @@ class Domain:
         self.attrs: tuple[str, ...] = attrs
         self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
         self._index = {a: i for i, a in enumerate(attrs)}
+        self.labels: dict[str, tuple[Label, ...]] = {}
+        for attr, given in (labels or {}).items():
+            if attr not in self._index:
+                raise DomainError(f"labels given for {attr!r}, which is not an attribute")
+            self.labels[attr] = _check_labels(attr, self.shape[self._index[attr]], given)
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def from_dict(cls, sizes: Mapping[str, int]) -> Domain:
-        """Domain from ``{attribute: size}`` (insertion order is the attribute order)."""
-        return cls(sizes.keys(), sizes.values())
+    def from_dict(cls, sizes: Mapping[str, int | Iterable[Label]]) -> Domain:
+        """Domain from ``{attribute: size or list of labels}`` (insertion order is the order)."""
+        labels = {
+            a: v for a, v in sizes.items() if isinstance(v, Iterable) and not isinstance(v, str)
+        }
+        shape = [len(list(labels[a])) if a in labels else v for a, v in sizes.items()]
+        return cls(sizes.keys(), shape, labels)
 
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Domain:
-        """Domain from a JSON file mapping each attribute to its number of values."""
+        """Domain from a JSON file mapping each attribute to its size or its list of labels."""
         try:
             with open(path) as fh:
                 sizes = json.load(fh, object_pairs_hook=_unique_keys)
@@ -75,10 +117,14 @@ class Domain:
         """``{attribute: size}`` in attribute order."""
         return dict(zip(self.attrs, self.shape))
 
+    def to_json(self) -> dict[str, int | list[Label]]:
+        """``{attribute: size, or its labels where it has them}``: what :meth:`save` writes."""
+        return {a: list(self.labels[a]) if a in self.labels else self[a] for a in self.attrs}
+
     def save(self, path: str | PathLike[str]) -> None:
         """Write the domain as JSON (the format :meth:`load` reads), whole or not at all."""
         with atomic_write(path) as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+            json.dump(self.to_json(), fh, indent=2)
 
     # -- queries ----------------------------------------------------------------------
     def check(self, attrs: Iterable[str]) -> tuple[str, ...]:
@@ -94,9 +140,10 @@ class Domain:
         return attrs
 
     def project(self, attrs: Iterable[str]) -> Domain:
-        """The sub-domain on ``attrs``, in the order given."""
+        """The sub-domain on ``attrs``, in the order given (with their labels)."""
         attrs = self.check(attrs)
-        return Domain(attrs, (self.shape[self._index[a]] for a in attrs))
+        labels = {a: self.labels[a] for a in attrs if a in self.labels}
+        return Domain(attrs, (self.shape[self._index[a]] for a in attrs), labels)
 
     def marginalize(self, attrs: Iterable[str]) -> Domain:
         """The sub-domain without ``attrs``."""
@@ -122,7 +169,12 @@ class Domain:
         for a in other.attrs:
             if a in self._index and self[a] != other[a]:
                 raise DomainError(f"attribute {a!r} has size {self[a]} here and {other[a]} there")
-        return Domain(self.attrs + tuple(extra), self.shape + tuple(other[a] for a in extra))
+            if a in self.labels and a in other.labels and self.labels[a] != other.labels[a]:
+                raise DomainError(f"attribute {a!r} has different labels here and there")
+        labels = {**other.labels, **self.labels}
+        return Domain(
+            self.attrs + tuple(extra), self.shape + tuple(other[a] for a in extra), labels
+        )
 
     def intersects(self, other: Domain) -> bool:
         return any(a in self._index for a in other.attrs)
@@ -131,6 +183,40 @@ class Domain:
         """Whether every attribute of ``other`` is in this domain."""
         names = other.attrs if isinstance(other, Domain) else other
         return all(a in self._index for a in names)
+
+    # -- labels ---------------------------------------------------------------------------
+    def label(self, attr: str, code: int) -> Label:
+        """The label of ``code`` (the code itself where the attribute has no labels)."""
+        size = self[attr]
+        if not 0 <= int(code) < size:
+            raise DomainError(f"code {code} of {attr!r} is outside 0..{size - 1}")
+        return self.labels[attr][int(code)] if attr in self.labels else int(code)
+
+    def code(self, attr: str, value: Label) -> int:
+        """The code of ``value``: one of the attribute's labels, or a code where it has none."""
+        size = self[attr]
+        if attr in self.labels:
+            for code, label in enumerate(self.labels[attr]):
+                # 1 and True are equal in Python, but not as labels
+                same = label == value and isinstance(label, bool) == isinstance(value, bool)
+                if same or (isinstance(value, str) and str(label) == value):
+                    return code
+            shown = list(self.labels[attr])
+            raise DomainError(
+                f"{value!r} is not a label of {attr!r}; its labels are "
+                f"{shown if len(shown) <= 20 else shown[:20] + ['...']}"
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            try:
+                value = int(str(value))
+            except ValueError:
+                raise DomainError(
+                    f"{value!r} is not a code of {attr!r} (it has no labels; codes are "
+                    f"0..{size - 1})"
+                ) from None
+        if not 0 <= int(value) < size:
+            raise DomainError(f"code {value} of {attr!r} is outside 0..{size - 1}")
+        return int(value)
 
     # -- container protocol -----------------------------------------------------------
     def __getitem__(self, attr: str) -> int:

@@ -5,7 +5,10 @@ Neighbouring datasets differ by adding or removing one record (unbounded DP). Tw
 * ``"pure"`` — ε-DP, spends add up (sequential composition);
 * ``"zcdp"`` — ρ-zCDP, spends in ρ add up; an ε-DP spend counts as ρ = ε²/2 (an ε-DP
   mechanism is ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4). A budget given as (ε, δ) holds
-  ρ = :func:`~dpgm.privacy.accounting.cdp_rho` (ε, δ), so spending all of it is (ε, δ)-DP.
+  ρ = :func:`~dpgm.privacy.accounting.cdp_rho` (ε, δ), so spending all of it is (ε, δ)-DP;
+* ``"approx"`` — (ε, δ)-DP with basic composition: the ε and the δ of the spends add up
+  (:meth:`PrivacyBudget.approximate`); for mechanisms with an inherent δ, such as
+  choosing which labels occur (partition selection).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class LedgerEntry:
     label: str
     epsilon: float | None
     rho: float | None
+    delta: float = 0.0
 
 
 class PrivacyBudget:
@@ -64,22 +68,49 @@ class PrivacyBudget:
             self._mode = "zcdp"
             self._total = cdp_rho(self._epsilon, self._delta)
         self._spent = 0.0
+        self._spent_delta = 0.0
         self._ledger: list[LedgerEntry] = []
+
+    @classmethod
+    def approximate(cls, epsilon: float, delta: float) -> PrivacyBudget:
+        """An (ε, δ)-DP budget under basic composition: spent ε's and δ's each add up."""
+        budget = cls(epsilon=epsilon)
+        budget._mode = "approx"
+        budget._delta = check_delta(delta)
+        return budget
 
     # -- spending ---------------------------------------------------------------------
     def charge(
-        self, *, epsilon: float | None = None, rho: float | None = None, label: str = ""
+        self,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float = 0.0,
+        label: str = "",
     ) -> LedgerEntry:
         """Record a spend of ``epsilon`` (ε-DP) or ``rho`` (ρ-zCDP) and return its entry.
 
         Raises :class:`BudgetExceededError`, recording nothing, if the spend exceeds what is
-        left; raises :class:`PrivacyParameterError` for a ρ charge on a pure-ε budget.
+        left; raises :class:`PrivacyParameterError` for a ρ charge on a pure-ε budget. A
+        ``delta`` (an (ε, δ)-DP spend) is accepted by an ``"approx"`` budget only.
         """
         if (epsilon is None) == (rho is None):
             raise PrivacyParameterError("charge exactly one of epsilon or rho")
+        if delta:
+            delta = check_probability("delta", delta)
+            if self._mode != "approx" or rho is not None:
+                raise PrivacyParameterError(
+                    "an (epsilon, delta) spend needs a budget made with PrivacyBudget.approximate"
+                )
+            if self._spent_delta + delta > self._delta * (1.0 + _RELATIVE_SLACK):
+                where = f" for {label!r}" if label else ""
+                raise BudgetExceededError(
+                    f"privacy budget exceeded{where}: asked for delta={delta:g}, only "
+                    f"delta={max(self._delta - self._spent_delta, 0.0):g} left of {self._delta:g}"
+                )
         if rho is not None:
             rho = check_epsilon(rho, "rho")
-            if self._mode == "pure":
+            if self._mode in ("pure", "approx"):
                 raise PrivacyParameterError(
                     f"cannot charge rho={rho:g} to a pure epsilon-DP budget; "
                     "zCDP spends need a budget made with rho or with (epsilon, delta)"
@@ -87,8 +118,8 @@ class PrivacyBudget:
             entry, amount, asked = LedgerEntry(label, None, rho), rho, f"rho={rho:g}"
         else:
             epsilon = check_epsilon(epsilon)
-            if self._mode == "pure":
-                entry, amount = LedgerEntry(label, epsilon, None), epsilon
+            if self._mode in ("pure", "approx"):
+                entry, amount = LedgerEntry(label, epsilon, None, float(delta)), epsilon
                 asked = f"epsilon={epsilon:g}"
             else:
                 amount = epsilon**2 / 2.0
@@ -101,18 +132,19 @@ class PrivacyBudget:
                 f"only {self._unit}={self.remaining:g} left of {self._total:g}"
             )
         self._spent += amount
+        self._spent_delta += float(delta)
         self._ledger.append(entry)
         return entry
 
     # -- state ------------------------------------------------------------------------
     @property
     def mode(self) -> str:
-        """``"pure"`` (ε-DP accounting) or ``"zcdp"`` (ρ-zCDP accounting)."""
+        """``"pure"`` (ε-DP), ``"zcdp"`` (ρ-zCDP) or ``"approx"`` ((ε, δ)-DP) accounting."""
         return self._mode
 
     @property
     def _unit(self) -> str:
-        return "epsilon" if self._mode == "pure" else "rho"
+        return "rho" if self._mode == "zcdp" else "epsilon"
 
     @property
     def total(self) -> float:
@@ -134,12 +166,14 @@ class PrivacyBudget:
         """ρ spent. In pure mode, the zCDP guarantee implied: Σ ε_i²/2."""
         if self._mode == "zcdp":
             return self._spent
+        if self._mode == "approx" and self._spent_delta > 0:
+            raise PrivacyParameterError("spends with a delta have no zCDP guarantee")
         return math.fsum(e.epsilon**2 / 2.0 for e in self._ledger)
 
     @property
     def spent_epsilon(self) -> float:
         """ε spent: the sum in pure mode; in zCDP mode the ε of :meth:`spent_epsilon_delta`."""
-        if self._mode == "pure":
+        if self._mode != "zcdp":
             return self._spent
         return self.spent_epsilon_delta()[0]
 
@@ -151,6 +185,8 @@ class PrivacyBudget:
         """
         if self._mode == "pure":
             return self._spent, 0.0
+        if self._mode == "approx":
+            return self._spent, self._spent_delta
         delta = self._delta if delta is None else check_probability("delta", delta)
         if delta is None:
             raise PrivacyParameterError(
@@ -166,6 +202,8 @@ class PrivacyBudget:
     def __repr__(self) -> str:
         if self._mode == "pure":
             given = f"epsilon={self._total:g}"
+        elif self._mode == "approx":
+            given = f"epsilon={self._total:g}, delta={self._delta:g} (basic composition)"
         elif self._epsilon is not None:
             given = f"epsilon={self._epsilon:g}, delta={self._delta:g} -> rho={self._total:g}"
         else:

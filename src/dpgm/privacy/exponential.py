@@ -77,7 +77,7 @@ def exponential_mechanism(
     if budget is not None:
         what = label or "exponential mechanism"
         what = what if size is None else f"{what} (x{draws})"
-        if budget.mode == "pure":
+        if budget.mode != "zcdp":
             budget.charge(epsilon=draws * epsilon, label=what)
         else:
             rho = zcdp_cost(epsilon) if exact is None else exact.rho

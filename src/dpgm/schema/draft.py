@@ -1,0 +1,98 @@
+"""A schema skeleton from a table's header and dtypes, never from its values.
+
+What a column holds (its labels, its bounds) is left empty for the data steward to fill
+from public knowledge, or for :func:`dpgm.discover.discover` to learn privately. A CSV
+file carries no dtypes without reading values, so from a CSV the draft has the column
+names only and leaves every kind to fill; from a DataFrame (or a file format with typed
+columns) the kinds are guessed from the dtypes.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+from dpgm.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the kinds a steward may write in place of a draft's ``null``
+KIND_CHOICES = "categorical | numeric | datetime"
+DEFAULT_BINS = 10
+DEFAULT_WIDTH = "30D"
+NOTE = (
+    "A draft written from the column names and dtypes only: nothing in it was read from "
+    "the data. Fill every null from public knowledge (kind: " + KIND_CHOICES + "; labels "
+    "of categorical columns; lower and upper bounds of numeric and datetime columns), or "
+    "let `dpgm schema discover` learn the missing labels and bounds privately, charged to "
+    "a privacy budget. nullable is true everywhere, which is always safe; set it to "
+    "false where public knowledge says no value is missing."
+)
+
+
+def column_draft(dtype: object | None) -> dict[str, Any]:
+    """The draft of one column of pandas dtype ``dtype`` (None: unknown)."""
+    import pandas as pd
+    from pandas.api import types
+
+    if dtype is None:
+        return {"kind": None, "nullable": True}
+    if types.is_bool_dtype(dtype):  # the labels of a boolean are public: True and False
+        return {"kind": "categorical", "labels": [False, True], "nullable": True}
+    if types.is_integer_dtype(dtype) or types.is_float_dtype(dtype):
+        out: dict[str, Any] = {"kind": "numeric", "lower": None, "upper": None}
+        out["bins"] = DEFAULT_BINS
+        if types.is_integer_dtype(dtype):
+            out["integer"] = True
+        out["nullable"] = True
+        return out
+    if types.is_datetime64_any_dtype(dtype):
+        return {
+            "kind": "datetime",
+            "lower": None,
+            "upper": None,
+            "width": DEFAULT_WIDTH,
+            "nullable": True,
+        }
+    # strings, objects, and categories (whose categories may have been read off the data)
+    if isinstance(dtype, pd.CategoricalDtype) or types.is_object_dtype(dtype) or (
+        types.is_string_dtype(dtype)
+    ):
+        return {"kind": "categorical", "labels": None, "nullable": True}
+    return {"kind": None, "nullable": True}
+
+
+def draft(source: pd.DataFrame | str | PathLike[str]) -> dict[str, Any]:
+    """A schema skeleton (JSON form, with nulls to fill) for a DataFrame or a CSV file.
+
+    Reads the DataFrame's column names and dtypes, or the CSV file's header line: never
+    a value.
+    """
+    if hasattr(source, "columns") and hasattr(source, "dtypes"):
+        names = [str(c) for c in source.columns]
+        dtypes = list(source.dtypes)
+    else:
+        names = read_header(source)
+        dtypes = [None] * len(names)
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise DataError(f"the column name(s) {repeated} appear more than once")
+    columns = {name: column_draft(dtype) for name, dtype in zip(names, dtypes)}
+    return {"note": NOTE, "columns": columns}
+
+
+def read_header(path: str | PathLike[str]) -> list[str]:
+    """The column names of a CSV file: its first line, and nothing after it."""
+    import csv
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rt", newline="") as handle:
+            line = handle.readline()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise DataError(f"{path}: cannot read its header ({exc})") from None
+    if not line.strip():
+        raise DataError(f"{path}: the file has no header line")
+    return next(csv.reader([line]))
