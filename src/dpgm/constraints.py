@@ -74,7 +74,9 @@ def check_forbidden(domain: Domain, forbidden: Iterable[Forbidden]) -> list[Forb
     return patterns
 
 
-def allowed_cells(domain: Domain, attrs: Iterable[str], forbidden: Iterable[Forbidden]) -> np.ndarray:
+def allowed_cells(
+    domain: Domain, attrs: Iterable[str], forbidden: Iterable[Forbidden]
+) -> np.ndarray:
     """Boolean table on ``attrs`` (domain order): False where a pattern inside forbids the cell.
 
     Patterns on attributes outside ``attrs`` are ignored.

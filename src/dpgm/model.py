@@ -86,8 +86,11 @@ class MarkovRandomField:
             self._plan = MessagePlan(self.tree)
         return self._plan
 
-    def clique_log_potentials(self, evidence: Mapping[str, int] | None = None) -> list[np.ndarray]:
-        """Log-potentials summed onto the junction-tree cliques (with evidence as -inf cells)."""
+    def clique_log_potentials(
+        self, evidence: Mapping[str, int | Iterable[int]] | None = None
+    ) -> list[np.ndarray]:
+        """Log-potentials summed onto the junction-tree cliques; ``evidence`` (a code, or
+        a set of codes, per attribute) sets every other value's cells to −∞."""
         tables = [np.zeros(self.domain.project(c).shape) for c in self.tree.cliques]
         for clique, factor in self.potentials.items():
             i = self.tree.find(clique)
@@ -97,18 +100,34 @@ class MarkovRandomField:
         for attr, value in (evidence or {}).items():
             if attr not in self.domain:
                 raise DomainError(f"evidence on unknown attribute {attr!r}")
-            if not 0 <= int(value) < self.domain[attr]:
-                raise DomainError(
-                    f"evidence {attr}={value} outside its domain 0..{self.domain[attr] - 1}"
-                )
+            codes = [value] if isinstance(value, (int, np.integer)) else list(value)
+            mask = np.full(self.domain[attr], -np.inf)
+            for code in codes:
+                if not 0 <= int(code) < self.domain[attr]:
+                    raise DomainError(
+                        f"evidence {attr}={code} outside its domain 0..{self.domain[attr] - 1}"
+                    )
+                mask[int(code)] = 0.0
             i = self.tree.find([attr])
             clique = self.tree.cliques[i]
-            mask = np.full(self.domain[attr], -np.inf)
-            mask[int(value)] = 0.0
             shape = [1] * len(clique)
             shape[clique.index(attr)] = self.domain[attr]
             tables[i] = tables[i] + mask.reshape(shape)
         return tables
+
+    def evidence(self, given: Mapping[str, object]) -> dict[str, list[int]]:
+        """Codes of ``given`` (``{attribute: label, or a list of labels}``; codes where the
+        attribute has no labels)."""
+        if not isinstance(given, Mapping):
+            raise DomainError(f"given must be a mapping {{attribute: value}}, got {given!r}")
+        self.domain.check(list(given))
+        codes = {}
+        for attr, value in given.items():
+            values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
+            if not values:
+                raise DomainError(f"given {attr!r}: an empty list of values")
+            codes[attr] = sorted({self.domain.code(attr, v) for v in values})
+        return codes
 
     def calibrate(self) -> Calibration:
         """Sum-product beliefs on the junction tree (computed once, then cached)."""
@@ -219,24 +238,37 @@ class MarkovRandomField:
         n: int | None = None,
         rng: np.random.Generator | int | None = None,
         method: str = "exact",
+        given: Mapping[str, object] | None = None,
     ) -> Dataset:
         """``n`` records (default: the model's total, rounded) drawn from the model.
 
         ``method="exact"`` draws independent records; ``"rounded"`` rounds every
         conditional count from its expectation, which keeps the records' marginals much
-        closer to the model's (the usual choice for synthetic data).
+        closer to the model's (the usual choice for synthetic data). ``given``
+        (``{attribute: label or list of labels}``) draws from the model conditioned on
+        it, exactly: the evidence enters the junction tree, nothing is rejected.
         """
         n = int(round(self.total)) if n is None else integer("n", n, least=0)
-        marginals = [np.exp(b) for b in self.calibrate().log_marginals()]
+        if given:
+            tables = self.clique_log_potentials(self.evidence(given))
+            calibration = self.plan.calibrate(tables, "sum")
+            if not np.isfinite(calibration.log_partition):
+                raise DataError(f"given {dict(given)} has probability zero under the model")
+        else:
+            calibration = self.calibrate()
+        marginals = [np.exp(b) for b in calibration.log_marginals()]
         return Dataset(
             sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain
         )
 
     def synthetic_data(
-        self, n: int | None = None, rng: np.random.Generator | int | None = None
+        self,
+        n: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        given: Mapping[str, object] | None = None,
     ) -> Dataset:
         """Synthetic records whose marginals follow the model closely (rounded sampling)."""
-        return self.sample(n, rng, method="rounded")
+        return self.sample(n, rng, method="rounded", given=given)
 
     def log_likelihood(self, data: Dataset) -> float:
         """Log-probability of ``data`` under the normalised model (weighted by record weights)."""

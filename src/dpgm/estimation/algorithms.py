@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from dpgm.constraints import Forbidden, allowed_cells, check_forbidden
 from dpgm.domain import Domain
 from dpgm.errors import ModelTooLargeError, ParameterError
 from dpgm.estimation.losses import Loss, make_loss
@@ -291,6 +292,20 @@ def accelerated(
     return best, best_value
 
 
+def _forbid(oracle: MarginalOracle, theta: np.ndarray, zeros: Sequence[Forbidden]) -> np.ndarray:
+    """``θ`` with the forbidden cells at −∞: mirror descent and the accelerated method
+    only add finite steps to θ, so those cells keep probability zero throughout."""
+    if not zeros:
+        return theta
+    tree = oracle.tree
+    tables = oracle.plan.unpack(theta)
+    for pattern in zeros:
+        i = tree.find(pattern.attrs)
+        allowed = allowed_cells(tree.domain, tree.cliques[i], [pattern])
+        tables[i] = np.where(allowed, tables[i], -np.inf)
+    return oracle.plan.pack(tables)
+
+
 def estimate(
     domain: Domain,
     measurements: Sequence[Measurement],
@@ -305,6 +320,7 @@ def estimate(
     init: str = "fit",
     cliques: Sequence[Sequence[str]] = (),
     max_cells: int = DEFAULT_MAX_CELLS,
+    zeros: Sequence[Forbidden] = (),
 ) -> MarkovRandomField:
     """A graphical model whose marginals fit the noisy ``measurements`` (Private-PGM).
 
@@ -316,7 +332,10 @@ def estimate(
     ``warm_start`` continues from an earlier model's parameters. Otherwise
     ``init="fit"`` starts from a proportional fit to the measured marginals (clipped at
     zero; free post-processing) and ``init="uniform"`` from the uniform model, as in the
-    paper. ``callback(iteration, loss)`` follows every iteration.
+    paper. ``callback(iteration, loss)`` follows every iteration. ``zeros`` are
+    structural zeros (:class:`~dpgm.constraints.Forbidden`, public): their cells keep
+    probability exactly zero, so the estimate is the best fit supported on the allowed
+    cells (the maximum-entropy one among them).
     """
     one_of("method", method, METHODS)
     one_of("init", init, ("fit", "uniform"))
@@ -327,7 +346,9 @@ def estimate(
         total = estimate_total(measurements)
     else:
         total = positive("total", total)
+    zeros = check_forbidden(domain, zeros)
     model_cliques = list(objective.cliques) + [domain.check(c) for c in cliques]
+    model_cliques += [f.attrs for f in zeros]
     if warm_start is not None:
         model_cliques += list(warm_start.tree.cliques)
     tree = JunctionTree.build(domain, model_cliques)
@@ -344,6 +365,7 @@ def estimate(
         theta = fit_targets(oracle)
     else:
         theta = oracle.zeros()
+    theta = _forbid(oracle, theta, zeros)
     if objective.size == 0 or objective.lipschitz == 0:
         iters = 0  # no measurement constrains the model: the start is the estimate
     if method == "auto":

@@ -54,7 +54,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError, option
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.junction_tree import (
     HEURISTICS,
     JunctionTree,
@@ -254,7 +254,9 @@ class AIM(Mechanism):
             truth = {r: data.marginal(r) for r in candidates}
         fit_cells = max(int(max_cells), DEFAULT_MAX_CELLS)
         with clock("estimation (rounds)"):
-            model = estimate(domain, self.measurements, iters=self.round_iters, max_cells=fit_cells)
+            model = self.estimate(
+                domain, self.measurements, iters=self.round_iters, max_cells=fit_cells
+            )
         self._say(
             f"measured {d} one-way marginals (sigma={sigma:.4g}, rho={d / (2 * sigma**2):.4g}); "
             f"{len(candidates)} candidates, at most {rounds} rounds"
@@ -294,7 +296,7 @@ class AIM(Mechanism):
             )
             self.measurements.append(measured)
             with clock("estimation (rounds)"):
-                model = estimate(
+                model = self.estimate(
                     domain,
                     self.measurements,
                     iters=self.round_iters,
@@ -318,7 +320,7 @@ class AIM(Mechanism):
                 sigma, epsilon = sigma / 2.0, 2.0 * epsilon
 
         with clock("estimation (final)"):
-            model = estimate(
+            model = self.estimate(
                 domain, self.measurements, iters=self.iters, warm_start=model, max_cells=fit_cells
             )
         self._say(

@@ -12,23 +12,30 @@ writes :meth:`Mechanism.plan` (what can fail on public facts) and
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from dpgm.constraints import Forbidden, check_forbidden
 from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
-from dpgm.errors import PrivacyWarning
+from dpgm.errors import DomainError, DpgmError, ParameterError, PrivacyWarning, option
+from dpgm.estimation import estimate
 from dpgm.measurement import Measurement
-from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
+from dpgm.mechanisms.compression import CompressedModel
+from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory, check_rows
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
-from dpgm.random import Randomness, RngLike
+from dpgm.random import Randomness, RngLike, as_generator
+from dpgm.schema import Schema
 from dpgm.validation import callable_or_none, one_of, positive
 from dpgm.workload import Workload, as_workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Progress = Callable[[str], object]
 WorkloadLike = Workload | Sequence[Iterable[str]]
@@ -102,25 +109,95 @@ class Mechanism:
             return PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
 
     def fit(
-        self, data: Dataset, workload: WorkloadLike | None = None, rng: RngLike = None
+        self,
+        data: Dataset | pd.DataFrame,
+        workload: WorkloadLike | None = None,
+        rng: RngLike = None,
+        *,
+        schema: Schema | None = None,
+        zeros: Sequence[Forbidden] = (),
     ) -> MarkovRandomField | Dataset | object:
         """Spend the budget on ``data`` and return the estimate (see the class docstring).
 
-        ``rng=None`` (a release) uses OpenDP's exact samplers for every noise and
+        ``data`` is a :class:`Dataset`, or a raw DataFrame with its public ``schema``
+        (which encodes it, and whose constraints become structural zeros; then
+        :meth:`synthetic_data` decodes). ``zeros`` adds structural zeros on the integer
+        path. ``rng=None`` (a release) uses OpenDP's exact samplers for every noise and
         selection; a seed or a ``numpy.random.Generator`` makes the run reproducible, for
         research only (a :class:`~dpgm.errors.SeedWarning` says so once).
         """
-        data = require_dataset(data)
+        if schema is not None and not isinstance(schema, Schema):
+            raise ParameterError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
+        if schema is None:
+            data = require_dataset(data)
         randomness = Randomness.from_user(rng)
         self._reset()
+        domain = data.domain if schema is None else schema.domain
+        forbidden = check_forbidden(domain, [*zeros, *(schema.forbidden if schema else ())])
         # everything that can fail on public facts fails here, before the data are read
-        workload = self.check(data.domain, workload)
+        workload = self.check(domain, workload, zeros=forbidden)
+        if schema is not None:
+            data = schema.encode(data) if not isinstance(data, Dataset) else data
+            if data.domain != schema.domain:
+                raise DomainError("the Dataset's domain is not the schema's")
+        self.schema, self.zeros = schema, forbidden
         self.budget = self.new_budget()
         result = self._fit(data, workload, randomness)
         self.result = result
         if isinstance(result, MarkovRandomField):
             self.model = result
         return result
+
+    def synthetic_data(
+        self,
+        rows: int | None = None,
+        rng: RngLike = None,
+        given: Mapping[str, object] | None = None,
+    ) -> Dataset | pd.DataFrame:
+        """Synthetic records from what ``fit`` released (post-processing, free).
+
+        ``rows`` defaults to the model's noisy estimate of the number of records.
+        ``given`` (``{attribute: value}``, raw values where ``fit`` had a schema,
+        labels or codes otherwise) conditions the model exactly. With a schema the
+        records come back decoded, as a DataFrame in original units.
+        """
+        if self.result is None:
+            raise DpgmError("call fit first: there is no model to sample from")
+        generator = as_generator(rng)
+        result = self.result
+        if given and self.schema is not None:
+            given = {a: self._given_labels(a, v) for a, v in given.items()}
+        if isinstance(result, Dataset):  # the mechanism released records itself
+            if given:
+                raise ParameterError(
+                    "given needs a model; this estimator released records: use estimator='pgm'"
+                )
+            if rows is None or rows == len(result):
+                records = result
+            elif len(result) == 0:
+                raise DpgmError("the mechanism released no records to draw rows from")
+            else:  # resampling released records is post-processing
+                picks = generator.integers(len(result), size=rows)
+                records = Dataset(result.records[picks], result.domain)
+        else:
+            if given and not isinstance(result, (MarkovRandomField, CompressedModel)):
+                raise ParameterError(
+                    "given needs a graphical model; this estimator released tables: "
+                    "use estimator='pgm'"
+                )
+            total = rows if rows is not None else max(int(round(result.total)), 0)
+            check_rows(total, len(result.domain), self.max_memory, copies=2)
+            extra = {"given": given} if given else {}
+            records = result.synthetic_data(total, rng=generator, **extra)
+        if self.schema is None:
+            return records
+        return self.schema.decode(records, generator)
+
+    def _given_labels(self, attr: str, value: object) -> list[object]:
+        """Raw values of ``attr`` as the labels of their codes (bins, for numbers)."""
+        values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
+        domain = self.schema.domain
+        return [domain.label(attr, self.schema.code(attr, v)) for v in values]
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """The private algorithm: spend ``self.budget`` on ``data``; return the result."""
@@ -132,6 +209,8 @@ class Mechanism:
         self.measurements: list[Measurement] = []
         self.model: MarkovRandomField | None = None
         self.result: MarkovRandomField | Dataset | object | None = None
+        self.schema: Schema | None = None
+        self.zeros: list[Forbidden] = []
 
     def workload_for(self, domain: Domain, workload: WorkloadLike | None) -> Workload:
         """The workload checked against the domain; None: all 2-way marginals."""
@@ -148,12 +227,23 @@ class Mechanism:
             MEASURED_CELL_BYTES * domain[largest],
         )
 
-    def check(self, domain: Domain, workload: WorkloadLike | None = None) -> Workload:
+    def check(
+        self,
+        domain: Domain,
+        workload: WorkloadLike | None = None,
+        *,
+        zeros: Sequence[Forbidden] = (),
+    ) -> Workload:
         """What ``fit`` checks before reading data: the workload and :meth:`plan`.
 
         Returns the workload ``fit`` would use. A caller that loads data itself (the
         command line) calls this first, so that a run bound to fail spends nothing.
         """
+        if zeros and self.estimator != "pgm":
+            raise ParameterError(
+                "structural zeros (constraints) need the Private-PGM estimator: "
+                f"use {option('estimator', 'pgm')}"
+            )
         checked = self.workload_for(domain, workload)
         self.plan(domain, checked)
         return checked
@@ -166,6 +256,17 @@ class Mechanism:
         """
 
     # -- helpers for subclasses -------------------------------------------------------------
+    def estimate(
+        self, domain: Domain, measurements: Sequence[Measurement], **options
+    ) -> MarkovRandomField:
+        """Private-PGM estimation with this fit's structural zeros (post-processing).
+
+        ``domain`` may be a compression of the data's, provided it keeps the zeros'
+        attributes whole.
+        """
+        return estimate(domain, measurements, zeros=self.zeros, **options)
+
+
     def check_memory(self, what: str, nbytes: float, alternative: str = "") -> None:
         """Refuse a step of more than ``max_memory`` bytes (see :mod:`dpgm.memory`)."""
         check_memory(what, nbytes, self.max_memory, alternative=alternative)

@@ -11,13 +11,14 @@ where the expanded tables would not fit in memory).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
+from dpgm.errors import DpgmError
 from dpgm.measurement import Measurement
 from dpgm.memory import cells
 from dpgm.model import MarkovRandomField
@@ -35,10 +36,15 @@ class DomainCompression:
 
     @classmethod
     def from_one_way(
-        cls, domain: Domain, one_way: Sequence[Measurement], sigmas: float = 3.0
+        cls,
+        domain: Domain,
+        one_way: Sequence[Measurement],
+        sigmas: float = 3.0,
+        keep: Iterable[str] = (),
     ) -> tuple[DomainCompression, list[Measurement]]:
         """Merge, per attribute, the values whose noisy count is below ``sigmas`` noise stds.
 
+        Attributes in ``keep`` (those of structural zeros, a public fact) are left whole.
         Returns the compression and the one-way measurements restated on the compressed
         domain (a merged value's answer is the sum of its parts, with the summed variance).
         """
@@ -49,7 +55,7 @@ class DomainCompression:
             (attr,) = m.clique
             std = np.broadcast_to(np.asarray(m.std, dtype=np.float64), m.values.shape)
             kept = m.values >= sigmas * std
-            if kept.all():
+            if kept.all() or attr in keep:
                 mappings[attr] = np.arange(domain[attr])
                 sizes[attr] = domain[attr]
                 restated.append(m)
@@ -140,10 +146,29 @@ class CompressedModel:
             table = table * self.compression.shares(attr).reshape(shape)
         return table
 
-    def sample(self, n: int | None = None, rng: RngLike = None, method: str = "exact") -> Dataset:
-        """Records drawn from the compressed model, each code replaced by a value it stands for."""
+    def sample(
+        self,
+        n: int | None = None,
+        rng: RngLike = None,
+        method: str = "exact",
+        given: Mapping[str, object] | None = None,
+    ) -> Dataset:
+        """Records drawn from the compressed model, each code replaced by a value it stands for.
+
+        ``given`` conditions exactly on attributes none of whose values were merged.
+        """
         gen = as_generator(rng)
-        small = self.compressed.sample(n, gen, method)
+        evidence = None
+        if given:
+            evidence = MarkovRandomField.evidence(self, given)  # labels of the original domain
+            merged = [a for a in evidence if self.compressed.domain[a] != self.domain[a]]
+            if merged:
+                raise DpgmError(
+                    f"cannot condition on {merged}: their rare values were merged in this "
+                    "compressed model"
+                )
+        # the compressed domain has no labels: its codes are the original codes here
+        small = self.compressed.sample(n, gen, method, given=evidence)
         records = np.column_stack(
             [
                 self.compression.decode(a, small.records[:, k], gen)
@@ -152,9 +177,11 @@ class CompressedModel:
         )
         return Dataset(records, self.domain)
 
-    def synthetic_data(self, n: int | None = None, rng: RngLike = None) -> Dataset:
+    def synthetic_data(
+        self, n: int | None = None, rng: RngLike = None, given: Mapping[str, object] | None = None
+    ) -> Dataset:
         """Synthetic records (rounded sampling on the compressed model, then decoded)."""
-        return self.sample(n, rng, method="rounded")
+        return self.sample(n, rng, method="rounded", given=given)
 
     def __repr__(self) -> str:
         return f"CompressedModel({self.compression.compressed!r} -> {self.domain!r})"

@@ -72,7 +72,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError, option
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.losses import CustomLoss
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
@@ -520,7 +520,7 @@ class DualQuery(Mechanism):
 
         if self.estimator == "original":
             return self.records
-        model = estimate(
+        model = self.estimate(
             domain,
             [],
             total=n_hat,

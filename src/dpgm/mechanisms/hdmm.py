@@ -46,7 +46,7 @@ from scipy import linalg, optimize
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError, ModelTooLargeError, option
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.least_squares import (
     LSMR_TABLE_COPIES,
     global_least_squares,
@@ -261,7 +261,7 @@ class HDMM(Mechanism):
         )
 
         if self.estimator == "pgm":
-            model = estimate(
+            model = self.estimate(
                 domain,
                 self.measurements,
                 method="accelerated",

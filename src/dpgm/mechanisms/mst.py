@@ -21,7 +21,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mechanisms.compression import CompressedModel, DomainCompression
 from dpgm.memory import MEASURED_CELL_BYTES, cells
@@ -92,7 +92,9 @@ class MST(Mechanism):
         )
         self._say(f"measured {len(one_way)} one-way marginals (rho={third:.4g})")
         if self.compress:
-            compression, one_way = DomainCompression.from_one_way(domain, one_way)
+            compression, one_way = DomainCompression.from_one_way(
+                domain, one_way, keep={a for f in self.zeros for a in f.attrs}
+            )
         else:
             compression = DomainCompression(
                 domain, domain, {a: np.arange(domain[a]) for a in domain}
@@ -125,7 +127,7 @@ class MST(Mechanism):
         self._say(f"measured {len(two_way)} two-way marginals")
         self.measurements = one_way + two_way
 
-        fitted = estimate(compression.compressed, self.measurements, iters=self.iters)
+        fitted = self.estimate(compression.compressed, self.measurements, iters=self.iters)
         if compression.expanded_cells(fitted) <= DEFAULT_MAX_CELLS:
             model = compression.expand(fitted)
         else:  # a decision on the noisy compression: post-processing
@@ -155,7 +157,7 @@ class MST(Mechanism):
         rounds = len(attrs) - 1
         if rounds < 1:
             return []
-        independent = estimate(domain, one_way, iters=100)
+        independent = self.estimate(domain, one_way, iters=100)
         per_table = self.max_memory / MEASURED_CELL_BYTES
         size = {p: cells(domain.project(p).shape) for p in combinations(attrs, 2)}
         candidates = [p for p in size if size[p] <= per_table]

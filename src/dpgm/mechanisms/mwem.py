@@ -52,7 +52,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ModelTooLargeError, option
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
@@ -202,7 +202,7 @@ class MWEM(Mechanism):
                 detail = f"{len(tables.groups)} group(s), largest {tables.largest():,.0f} cells"
             else:
                 last = t == self.rounds
-                model = estimate(
+                model = self.estimate(
                     domain,
                     rounds_so_far,
                     total=total,

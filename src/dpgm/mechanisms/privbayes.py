@@ -74,7 +74,6 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.estimation.algorithms import estimate
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
 from dpgm.memory import MEASURED_CELL_BYTES, check_rows
@@ -236,7 +235,9 @@ class PrivBayes(Mechanism):
         )
 
         if self.estimator == "pgm":
-            model = estimate(domain, marginals, method="accelerated", iters=self.iters, loss="l2")
+            model = self.estimate(
+                domain, marginals, method="accelerated", iters=self.iters, loss="l2"
+            )
             self._say(f"estimated the model: total≈{model.total:.0f}")
             return model
         rows = int(round(total)) if self.rows is None else self.rows

@@ -87,7 +87,9 @@ class Schema:
         negated = False
         if isinstance(spec, Mapping):
             if set(spec) != {"not"}:
-                raise DomainError(f"constraint on {name!r}: use a list of values or {{'not': [...]}}")
+                raise DomainError(
+                    f"constraint on {name!r}: use a list of values or {{'not': [...]}}"
+                )
             spec, negated = spec["not"], True
         if not isinstance(spec, list):
             spec = [spec]
