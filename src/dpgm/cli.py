@@ -145,33 +145,73 @@ def _check_rows(rows: int, width: int, limit: float) -> None:
     check_rows(rows, width, limit, copies=2)  # the records, and the table written out
 
 
-def _synthetic_records(result, rows: int | None, seed: int | None, limit: float):
-    """Synthetic records from a mechanism's result (a model, tables or records)."""
-    from dpgm.dataset import Dataset
-    from dpgm.errors import DpgmError
-    from dpgm.random import as_generator
+def _public_inputs(args: argparse.Namespace):
+    """The schema (or None) and the domain named on the command line."""
+    from dpgm.domain import Domain
+    from dpgm.errors import ParameterError
+    from dpgm.schema import Schema
 
-    if isinstance(result, Dataset):  # the mechanism released records itself
-        if rows is None or rows == len(result):
-            return result
-        if len(result) == 0:
-            raise DpgmError("the mechanism released no records to draw --rows from")
-        # resampling released records is post-processing
-        picks = as_generator(sampling_seed(seed)).integers(len(result), size=rows)
-        return Dataset(result.records[picks], result.domain)
-    total = rows if rows is not None else max(int(round(result.total)), 0)
-    if rows is None and total > MAX_DEFAULT_ROWS:
-        raise DpgmError(
-            f"the model estimates {total:,} records (a very small epsilon makes this noisy); "
-            "pass --rows to choose how many synthetic records to write"
-        )
-    _check_rows(total, len(result.domain), limit)
-    return result.synthetic_data(total, rng=sampling_seed(seed))
+    if (args.schema is None) == (args.domain is None):
+        raise ParameterError("give --schema (a raw table) or --domain (integer codes), not both")
+    if args.schema is not None:
+        schema = Schema.load(args.schema)
+        return schema, schema.domain
+    return None, Domain.load(args.domain)
+
+
+def _load(path: str, schema, domain):
+    """The records of ``path``: raw values encoded with the schema, or integer codes."""
+    from dpgm.dataset import Dataset, read_table
+
+    if schema is not None:
+        return schema.encode(read_table(path))
+    return Dataset.load(path, domain)
+
+
+def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:
+    """``--given column=value`` options, checked against the schema or domain."""
+    from dpgm.errors import ParameterError
+
+    given: dict[str, list[str]] = {}
+    for pair in pairs or ():
+        column, sep, value = pair.partition("=")
+        if not sep or not column:
+            raise ParameterError(f"--given takes column=value, got {pair!r}")
+        given.setdefault(column.strip(), []).append(value.strip())
+    for column, values in given.items():
+        for value in values:  # raises a one-line error for an unknown column or value
+            if schema is not None:
+                schema.code(column, value)
+            else:
+                domain.code(column, value)
+    return given
+
+
+def _write_table(frame, out) -> None:
+    """Write a DataFrame as CSV, or Parquet for a .parquet path, whole or not at all."""
+    from dpgm.files import atomic_write
+
+    if str(out).endswith(".parquet"):
+        with atomic_write(out, "wb") as handle:
+            frame.to_parquet(handle, index=False)
+        return
+    with atomic_write(out) as handle:
+        frame.to_csv(handle, index=False)
+
+
+def _check_format(out: str) -> None:
+    from dpgm.errors import ParameterError
+
+    if str(out).endswith(".parquet"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ParameterError(
+                "writing Parquet needs pyarrow (pip install pyarrow); or write a .csv"
+            ) from None
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from dpgm.dataset import Dataset
-    from dpgm.domain import Domain
     from dpgm.files import check_output
     from dpgm.workload import Workload
 
@@ -179,29 +219,52 @@ def _synth(args: argparse.Namespace) -> int:
     mechanism = _build_mechanism(args)
     if args.seed is not None:
         print(SEEDED_WARNING, file=sys.stderr)
-    out = check_output(
-        args.out, force=args.force, inputs=[args.data, args.domain, args.workload]
-    )
-    domain = Domain.load(args.domain)
+    inputs = [args.data, args.domain, args.schema, args.workload]
+    out = check_output(args.out, force=args.force, inputs=[p for p in inputs if p])
+    _check_format(args.out)
+    schema, domain = _public_inputs(args)
+    given = _given(args.given, schema, domain)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
-    mechanism.check(domain, workload)
+    mechanism.check(domain, workload, zeros=schema.forbidden if schema else ())
     mechanism.check_synthesizable(domain, workload)
+    if given and mechanism.estimator != "pgm":
+        from dpgm.errors import ParameterError
+
+        raise ParameterError("--given needs the Private-PGM estimator (--estimator pgm)")
     if args.rows is not None:
         _check_rows(args.rows, len(domain), mechanism.max_memory)
 
-    data = Dataset.load(args.data, domain)
+    data = _load(args.data, schema, domain)
     _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
-    result = mechanism.fit(data, workload=workload, rng=args.seed)
-    synthetic = _synthetic_records(result, args.rows, args.seed, mechanism.max_memory)
-    synthetic.save(out)
+    mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
+    if args.rows is None and hasattr(mechanism.result, "total"):  # a model, not records
+        _check_default_rows(mechanism.result)
+    synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed), given=given)
+    if schema is None:
+        synthetic = synthetic.to_pandas()
+    _write_table(synthetic, out)
     _say(f"wrote {len(synthetic)} synthetic records to {out}")
-    budget = mechanism.budget
+    print(_ledger_line(mechanism.budget))
+    return 0
+
+
+def _check_default_rows(result) -> None:
+    from dpgm.errors import DpgmError
+
+    total = max(int(round(result.total)), 0)
+    if total > MAX_DEFAULT_ROWS:
+        raise DpgmError(
+            f"the model estimates {total:,} records (a very small epsilon makes this noisy); "
+            "pass --rows to choose how many synthetic records to write"
+        )
+
+
+def _ledger_line(budget) -> str:
     epsilon, delta = budget.spent_epsilon_delta()
     line = f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g}"
     if budget.mode == "zcdp":
         line += f" rho={budget.spent_rho:.6g}"
-    print(line)
-    return 0
+    return line
 
 
 def sampling_seed(seed: int | None) -> int | None:
@@ -215,14 +278,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from dpgm.dataset import Dataset
-    from dpgm.domain import Domain
     from dpgm.errors import DataError, ParameterError
     from dpgm.evaluation import marginal_errors, mean_tv
     from dpgm.memory import CELL_BYTES, check_memory
     from dpgm.workload import Workload
 
-    domain = Domain.load(args.domain)
+    schema, domain = _public_inputs(args)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
@@ -237,8 +298,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         args.max_memory,
     )
     print(NOT_PRIVATE_NOTE, file=sys.stderr)
-    real = Dataset.load(args.real, domain)
-    synthetic = Dataset.load(args.synthetic, domain)
+    real = _load(args.real, schema, domain)
+    synthetic = _load(args.synthetic, schema, domain)
     for path, data in ((args.real, real), (args.synthetic, synthetic)):
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
@@ -252,6 +313,62 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
     for ways in args.ways:
         print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
+    return 0
+
+
+# -- schema ---------------------------------------------------------------------------------
+DRAFT_NOTE = (
+    "wrote a draft schema to {out} from the column names only (no value was read): fill in "
+    "every null from public knowledge (kind, labels, bounds), or learn the missing labels "
+    "and bounds privately with: dpgm schema discover {data} --schema {out} --epsilon E --out ..."
+)
+
+
+def _schema_draft(args: argparse.Namespace) -> int:
+    import json
+
+    from dpgm.files import atomic_write, check_output
+    from dpgm.schema.draft import draft
+
+    out = check_output(args.out, force=args.force, inputs=[args.data])
+    spec = draft(args.data)
+    with atomic_write(out) as handle:
+        json.dump(spec, handle, indent=2)
+        handle.write("\n")
+    _say(DRAFT_NOTE.format(out=out, data=args.data))
+    return 0
+
+
+def _schema_discover(args: argparse.Namespace) -> int:
+    import json
+
+    from dpgm.dataset import read_table
+    from dpgm.discover import discover, questions
+    from dpgm.errors import DomainError
+    from dpgm.files import check_output
+    from dpgm.privacy.policy import check_delta, check_epsilon
+
+    check_epsilon(args.epsilon)
+    check_delta(args.delta)
+    if args.seed is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    out = check_output(args.out, force=args.force, inputs=[args.data, args.schema])
+    try:
+        with open(args.schema) as handle:
+            spec = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise DomainError(f"{args.schema}: not valid JSON ({exc})") from None
+    asked = questions(spec)  # a draft that cannot be completed fails here, unread
+    if not asked:
+        _say(f"{args.schema} needs nothing learnt: no data read, nothing spent")
+    frame = read_table(args.data) if asked else None
+    schema, budget = discover(frame, spec, args.epsilon, args.delta, rng=args.seed)
+    schema.save(out)
+    _say(f"wrote the schema to {out}")
+    for entry in budget.ledger:
+        print(f"spent on {entry.label}: epsilon={entry.epsilon:.6g} delta={entry.delta:.6g}")
+    epsilon, delta = budget.spent_epsilon_delta()
+    print(f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g} (basic composition)")
     return 0
 
 
@@ -271,8 +388,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     synth = commands.add_parser("synth", help="fit a private model and write synthetic data")
-    synth.add_argument("data", help="CSV of integer-coded records (.gz accepted)")
-    synth.add_argument("--domain", required=True, help="JSON {attribute: number of values}")
+    synth.add_argument("data", help="CSV of the records (.gz accepted)")
+    synth.add_argument(
+        "--schema", default=None, help="the public schema JSON of a raw table (see dpgm schema)"
+    )
+    synth.add_argument(
+        "--domain", default=None, help="JSON {attribute: number of values} for integer codes"
+    )
     synth.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
     synth.add_argument(
         "--delta",
@@ -319,7 +441,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the mechanism's)",
     )
     synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
-    synth.add_argument("--out", required=True, help="where to write the synthetic CSV")
+    synth.add_argument(
+        "--given",
+        action="append",
+        default=None,
+        metavar="COLUMN=VALUE",
+        help="draw the synthetic records conditioned on this value (repeatable; values of "
+        "one column are alternatives)",
+    )
+    synth.add_argument(
+        "--out", required=True, help="where to write the synthetic table (.csv, or .parquet)"
+    )
     synth.add_argument(
         "--rows",
         type=count,
@@ -334,7 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="compare synthetic data with the real data")
     evaluate.add_argument("real", help="CSV of the real records")
     evaluate.add_argument("synthetic", help="CSV of the synthetic records")
-    evaluate.add_argument("--domain", required=True, help="JSON {attribute: number of values}")
+    evaluate.add_argument("--schema", default=None, help="the public schema JSON (raw tables)")
+    evaluate.add_argument(
+        "--domain", default=None, help="JSON {attribute: number of values} (integer codes)"
+    )
     evaluate.add_argument(
         "--ways",
         type=positive_count,
@@ -352,6 +487,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, help=memory_help
     )
     evaluate.set_defaults(run=_evaluate)
+
+    schema = commands.add_parser("schema", help="write a public schema: a draft, or discover")
+    schema_commands = schema.add_subparsers(dest="schema_command", required=True)
+    draft = schema_commands.add_parser(
+        "draft", help="a schema skeleton from the column names alone (reads no value)"
+    )
+    draft.add_argument("data", help="CSV of the raw table (only its header is read)")
+    draft.add_argument("--out", required=True, help="where to write the draft JSON")
+    draft.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    draft.set_defaults(run=_schema_draft)
+    discover = schema_commands.add_parser(
+        "discover", help="learn a draft's missing labels and bounds privately (spends budget)"
+    )
+    discover.add_argument("data", help="CSV of the raw table")
+    discover.add_argument("--schema", required=True, help="the draft, kinds filled in")
+    discover.add_argument("--epsilon", type=real, required=True, help="epsilon to spend")
+    discover.add_argument(
+        "--delta", type=real, default=None, help=f"delta to spend (default {DEFAULT_DELTA:g})"
+    )
+    discover.add_argument("--seed", type=seed, default=None, help="for research only")
+    discover.add_argument("--out", required=True, help="where to write the schema JSON")
+    discover.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    discover.set_defaults(run=_schema_discover)
     return parser
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mechanisms.compression import CompressedModel, DomainCompression
 from dpgm.memory import MEASURED_CELL_BYTES, cells
@@ -157,7 +157,7 @@ class MST(Mechanism):
         rounds = len(attrs) - 1
         if rounds < 1:
             return []
-        independent = self.estimate(domain, one_way, iters=100)
+        independent = estimate(domain, one_way, iters=100)
         per_table = self.max_memory / MEASURED_CELL_BYTES
         size = {p: cells(domain.project(p).shape) for p in combinations(attrs, 2)}
         candidates = [p for p in size if size[p] <= per_table]

@@ -1,0 +1,136 @@
+"""Drafts read no value; discovery charges its budget and fills what the draft left."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgm.discover import discover, questions
+from dpgm.errors import BudgetExceededError, DomainError
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.discovery import private_labels, selection_threshold
+from dpgm.schema import Schema
+from dpgm.schema.draft import draft
+
+
+def test_a_csv_draft_depends_on_the_header_alone(tmp_path):
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    one.write_text("a,b,c\n1,x,2020-01-01\n2,y,2020-02-01\n")
+    two.write_text("a,b,c\nq,3.5,\n\x00\x01 not even csv\n")  # values that would change any guess
+    assert draft(one) == draft(two)
+    assert list(draft(one)["columns"]) == ["a", "b", "c"]
+    assert all(c["kind"] is None for c in draft(one)["columns"].values())
+
+
+class Untouchable(pd.DataFrame):
+    """A DataFrame whose values may not be read: only its columns and dtypes."""
+
+    def __getitem__(self, key):
+        raise AssertionError("the draft read a value")
+
+    @property
+    def values(self):
+        raise AssertionError("the draft read a value")
+
+
+def test_a_dataframe_draft_depends_on_dtypes_alone():
+    frame = pd.DataFrame(
+        {
+            "n": [1, 2],
+            "x": [0.5, 1.5],
+            "s": ["a", "b"],
+            "b": [True, False],
+            "d": pd.to_datetime(["2020-01-01", "2021-01-01"]),
+        }
+    )
+    spec = draft(Untouchable(frame))
+    other = draft(pd.DataFrame({c: frame[c].iloc[::-1].to_numpy() for c in frame}))
+    assert spec == other
+    columns = spec["columns"]
+    assert columns["n"] == {
+        "kind": "numeric", "lower": None, "upper": None, "bins": 10, "integer": True,
+        "nullable": True,
+    }
+    assert columns["s"]["kind"] == "categorical" and columns["s"]["labels"] is None
+    assert columns["b"]["labels"] == [False, True]  # public: the values of a boolean
+    assert columns["d"]["kind"] == "datetime"
+
+
+def test_questions_are_decided_from_the_draft_before_any_data():
+    spec = draft(pd.DataFrame({"n": [1], "s": ["a"]}))
+    assert questions(spec) == [("n", "range"), ("s", "labels")]
+    with pytest.raises(DomainError, match="no kind"):
+        questions({"columns": {"a": {"kind": None}}})
+
+
+def penguin_like(n: int = 4000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "species": rng.choice(["Adelie", "Gentoo", "Chinstrap"], n),
+            "mass": rng.normal(4000, 500, n).round(),
+            "day": pd.Timestamp("2008-01-01") + pd.to_timedelta(rng.integers(0, 700, n), "D"),
+        }
+    )
+    frame.loc[::10, "species"] = None
+    return frame
+
+
+def test_discovery_fills_the_draft_and_charges_the_ledger():
+    frame = penguin_like()
+    spec = draft(frame)
+    schema, budget = discover(frame, spec, epsilon=2.0, delta=1e-6, rng=0)
+    assert isinstance(schema, Schema)
+    assert budget.spent_epsilon_delta() == pytest.approx((2.0, 1e-6))
+    assert [e.label for e in budget.ledger] == [
+        "labels of species", "range of mass", "range of day",
+    ]
+    assert schema.columns["species"].given == ("Adelie", "Chinstrap", "Gentoo")
+    mass = schema.columns["mass"]
+    assert 1000 <= mass.lower <= 3000 and 5000 <= mass.upper <= 8000
+    day = schema.columns["day"]
+    assert day.lower <= pd.Timestamp("2008-02-01") and day.upper >= pd.Timestamp("2009-10-01")
+    schema.encode(frame)  # the discovered schema codes the table
+
+
+def test_a_complete_schema_needs_no_data_and_spends_nothing():
+    spec = {"columns": {"a": {"kind": "categorical", "labels": ["x"]}}}
+    schema, budget = discover(None, spec, epsilon=1.0)
+    assert budget.ledger == [] and schema.columns["a"].given == ("x",)
+
+
+def test_a_bad_value_costs_nothing():
+    frame = pd.DataFrame({"n": ["1", "two"], "s": ["a", "b"]})
+    spec = {"columns": {"s": {"kind": "categorical"}, "n": {"kind": "numeric"}}}
+    with pytest.raises(Exception, match="non-numeric"):
+        discover(frame, spec, epsilon=1.0, rng=0)
+
+
+@pytest.mark.filterwarnings("ignore::dpgm.errors.PrivacyWarning")
+def test_partition_selection_releases_a_lone_value_with_probability_at_most_delta():
+    """The δ of partition selection, checked on the event "the lone value is released"."""
+    epsilon, delta, runs = 1.0, 0.05, 4000
+    tau = selection_threshold(epsilon, delta)
+    # discrete Laplace of scale 1/ε: P(Z >= m) = e^{-εm} / (1 + e^{-ε})
+    exact = math.exp(-epsilon * (tau - 1)) / (1 + math.exp(-epsilon))
+    assert exact <= delta
+    released = 0
+    for _ in range(runs):  # unseeded: OpenDP's discrete Laplace, the release path
+        budget = PrivacyBudget.approximate(epsilon, delta)
+        released += "z" in private_labels(["z"], epsilon, delta, budget)
+    spread = 4 * math.sqrt(exact * (1 - exact) / runs)
+    assert abs(released / runs - exact) < spread
+    # power: a threshold one lower releases the lone value more often than δ allows,
+    # and the observed rate rules that out
+    off_by_one = math.exp(-epsilon * (tau - 2)) / (1 + math.exp(-epsilon))
+    assert off_by_one > delta > released / runs + spread / 2
+
+
+def test_discovery_refuses_a_spend_beyond_its_budget():
+    budget = PrivacyBudget.approximate(1.0, 1e-6)
+    private_labels(["a"], 1.0, 1e-6, budget, 0)
+    with pytest.raises(BudgetExceededError):
+        private_labels(["a"], 0.1, 1e-7, budget, 0)
