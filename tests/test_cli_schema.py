@@ -1,0 +1,100 @@
+"""The command line on raw tables: --schema in synth and evaluate, --given, dpgm schema."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from schema_helpers import SPEC, raw_table
+
+from dpgm.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpgm.errors.DataWarning")
+
+
+@pytest.fixture
+def raw(tmp_path):
+    frame = raw_table(400)
+    frame.loc[frame["job"] == "pilot", "job"] = "clerk"  # keep "other" for the error test
+    data = tmp_path / "raw.csv"
+    frame.to_csv(data, index=False)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SPEC))
+    return data, schema
+
+
+def test_a_raw_table_comes_back_with_its_columns_dtypes_and_labels(raw, tmp_path, capsys):
+    data, schema = raw
+    out = tmp_path / "synthetic.csv"
+    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "2", "--out", str(out)]
+    assert main([*args, "--seed", "0"]) == 0
+    real, synthetic = pd.read_csv(data), pd.read_csv(out)
+    assert list(synthetic.columns) == list(real.columns)
+    assert dict(synthetic.dtypes) == dict(real.dtypes)
+    for column in ("sex", "job", "ok", "grade"):
+        assert set(synthetic[column].dropna()) <= set(real[column].dropna()) | {"other"}
+    assert synthetic["sex"].isna().any()  # missing values come back as missing
+    assert synthetic["age"].between(0, 100).all()
+    assert "privacy spent: epsilon=2" in capsys.readouterr().out
+
+
+def test_given_conditions_the_synthetic_table(raw, tmp_path):
+    data, schema = raw
+    out = tmp_path / "given.csv"
+    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "2", "--out", str(out)]
+    assert main([*args, "--seed", "0", "--given", "sex=M", "--given", "ok=True"]) == 0
+    synthetic = pd.read_csv(out)
+    assert (synthetic["sex"] == "M").all() and synthetic["ok"].all()
+
+
+def test_a_value_outside_the_schema_is_one_clear_error(raw, tmp_path, capsys):
+    data, schema = raw
+    frame = pd.read_csv(data)
+    frame.loc[7, "sex"] = "X"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "synthetic.csv"
+    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "1", "--out", str(out)]
+    assert main(args) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("dpgm: error: column 'sex' has the value 'X' at row 7")
+    assert not out.exists()
+
+
+def test_bad_given_and_both_schema_and_domain_fail_before_reading(raw, tmp_path, capsys):
+    data, schema = raw
+    out = tmp_path / "synthetic.csv"
+    base = ["synth", "missing.csv", "--schema", str(schema), "--epsilon", "1", "--out", str(out)]
+    assert main([*base, "--given", "sex=X"]) == 2
+    assert "not a label of column 'sex'" in capsys.readouterr().err
+    assert main([*base, "--domain", str(schema)]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_evaluate_reads_raw_tables_with_the_schema(raw, tmp_path, capsys):
+    data, schema = raw
+    assert main(["evaluate", str(data), str(data), "--schema", str(schema), "--ways", "1"]) == 0
+    assert "mean TV error over all 1-way marginals: 0.0000" in capsys.readouterr().out
+
+
+def test_draft_then_discover(raw, tmp_path, capsys):
+    data, _ = raw
+    draft = tmp_path / "draft.json"
+    assert main(["schema", "draft", str(data), "--out", str(draft)]) == 0
+    assert "no value was read" in capsys.readouterr().err
+    spec = json.loads(draft.read_text())
+    assert list(spec["columns"]) == list(pd.read_csv(data).columns)
+    out = tmp_path / "discovered.json"
+    discover = ["schema", "discover", str(data), "--schema", str(draft), "--epsilon", "1"]
+    assert main([*discover, "--out", str(out)]) == 2  # kinds are left to fill
+    assert "has no kind" in capsys.readouterr().err and not out.exists()
+    for name, column in spec["columns"].items():
+        column["kind"] = "numeric" if name in ("age", "paid") else "categorical"
+        if name == "seen":
+            column.update(kind="datetime")
+    draft.write_text(json.dumps(spec))
+    assert main([*discover, "--out", str(out), "--delta", "1e-6", "--seed", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "spent on labels of sex: epsilon=0.142857" in printed
+    assert "privacy spent: epsilon=1 delta=1e-06 (basic composition)" in printed
+    assert json.loads(out.read_text())["columns"]["seen"]["kind"] == "datetime"
