@@ -17,10 +17,11 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p demo-output
-	$(BIN)/dpgm synth $(DATA)/adult.csv.gz --domain $(DATA)/adult-domain.json \
-		--mechanism aim --epsilon 1 --out demo-output/adult-synth.csv --force
-	$(BIN)/dpgm evaluate $(DATA)/adult.csv.gz demo-output/adult-synth.csv \
-		--domain $(DATA)/adult-domain.json --workload $(DATA)/adult-pairs.json
+	$(BIN)/dpgm synth $(DATA)/penguins.csv --schema $(DATA)/penguins-schema.json \
+		--mechanism aim --epsilon 1 --out demo-output/penguins-synth.csv --force
+	$(BIN)/dpgm evaluate $(DATA)/penguins.csv demo-output/penguins-synth.csv \
+		--schema $(DATA)/penguins-schema.json --ways 1 2
+	head -5 demo-output/penguins-synth.csv
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

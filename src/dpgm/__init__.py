@@ -1,9 +1,10 @@
 """dpgm: differentially private learning, estimation and inference with graphical models."""
 
 # subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
-from dpgm import datasets, evaluation, inference, mechanisms, privacy
+from dpgm import datasets, evaluation, inference, mechanisms, privacy, schema
 from dpgm._version import __version__ as __version__
 from dpgm.dataset import Dataset
+from dpgm.discover import discover
 from dpgm.domain import Domain
 from dpgm.errors import (
     BudgetExceededError,
@@ -16,6 +17,8 @@ from dpgm.errors import (
 from dpgm.estimation import Measurement, estimate
 from dpgm.factor import Factor
 from dpgm.model import MarkovRandomField
+from dpgm.schema import Schema
+from dpgm.schema.draft import draft
 
 __all__ = [
     "datasets",
@@ -23,6 +26,7 @@ __all__ = [
     "inference",
     "mechanisms",
     "privacy",
+    "schema",
     "BudgetExceededError",
     "DataError",
     "Dataset",
@@ -34,5 +38,8 @@ __all__ = [
     "Measurement",
     "ModelTooLargeError",
     "PrivacyParameterError",
+    "Schema",
+    "discover",
+    "draft",
     "estimate",
 ]

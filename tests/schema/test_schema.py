@@ -167,3 +167,13 @@ def test_datetime_decode_floors_to_days_inside_the_bin():
     assert (back == back.dt.floor("D")).all()
     assert (column.encode(back) == codes).all()
     assert codes[2] == 0  # clipped to the first bin
+
+
+def test_decimals_round_decoded_numbers_inside_their_bins():
+    column = Numeric("x", 0, 1, 10, decimals=1)
+    codes = np.repeat(np.arange(10), 200)
+    values = column.decode(codes, np.random.default_rng(0))
+    assert (values == values.round(1)).all()
+    assert (column.encode(values) == codes).all()
+    with pytest.raises(DomainError, match="narrower"):
+        Numeric("x", 0, 1, 20, decimals=1)

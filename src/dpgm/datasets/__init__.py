@@ -3,15 +3,26 @@
 ``adult``: the UCI Adult census table (48,842 rows, 14 attributes), discretised to
 integer codes as distributed with the private-pgm project. Source: UCI Machine Learning
 Repository (Becker & Kohavi, 1996), CC BY 4.0.
+
+``penguins``: the Palmer penguins table (344 rows, 11 columns: strings, a boolean, a
+date, floats, integers, missing values), raw and labelled, with its public schema
+(``penguins-schema.json``). Data: Gorman, Williams & Fraser (2014), Palmer Station LTER,
+CC0; taken from the ``penguins-raw.csv`` file of the ``palmerpenguins`` PyPI package
+(0.1.6, MIT), with the species shortened to its first word, clutch completion as a
+boolean, and the study's identifiers and comments left out.
 """
 
 from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpgm.dataset import Dataset
 from dpgm.errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _FILES = {"adult": ("adult.csv.gz", "adult-domain.json")}
 
@@ -54,6 +65,19 @@ def load(name: str) -> Dataset:
     """A bundled data set as a :class:`~dpgm.Dataset`."""
     csv, domain = paths(name)
     return Dataset.load(csv, domain)
+
+
+def penguins_paths() -> tuple[Path, Path]:
+    """Paths of the raw Palmer penguins CSV and of its public schema JSON."""
+    folder = resources.files(__name__)
+    return Path(str(folder / "penguins.csv")), Path(str(folder / "penguins-schema.json"))
+
+
+def load_penguins() -> pd.DataFrame:
+    """The raw Palmer penguins table (344 rows, 11 labelled columns) as a DataFrame."""
+    import pandas as pd
+
+    return pd.read_csv(penguins_paths()[0])
 
 
 def load_adult() -> Dataset:

@@ -305,7 +305,8 @@ class Numeric(Column):
     edges themselves (increasing; the first and last are the bounds). Bin ``i`` holds
     ``[e_i, e_{i+1})``; the last holds its upper edge too. ``integer=True`` keeps whole
     numbers (decoded values are integers drawn uniformly in their bin; every bin must
-    hold one). Decoding draws a value uniformly inside its bin.
+    hold one). Decoding draws a value uniformly inside its bin, rounded to ``decimals``
+    where given (staying inside the bin).
 
     Why clip: differential privacy bounds what one record can change, and a value far
     outside the public range would otherwise need a code of its own — revealing that
@@ -322,12 +323,18 @@ class Numeric(Column):
         bins: int | Sequence[float] = 10,
         *,
         integer: bool = False,
+        decimals: int | None = None,
         nullable: bool = False,
     ):
         super().__init__(name, nullable)
         if not isinstance(integer, bool):
             raise DomainError(f"column {name!r}: integer must be true or false")
+        if decimals is not None and (
+            isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0
+        ):
+            raise DomainError(f"column {name!r}: decimals must be a whole number >= 0")
         self.integer = integer
+        self.decimals = decimals
         if isinstance(bins, Sequence) and not isinstance(bins, str):
             edges = [_number(name, "a bin edge", e) for e in bins]
             if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
@@ -352,7 +359,8 @@ class Numeric(Column):
                 raise DomainError(
                     f"column {name!r}: bins must be a whole number >= 1 or a list of edges"
                 )
-            self.edges = np.linspace(lo, hi, bins + 1)
+            # 15 significant digits: 0.1 * 3 is the edge 0.3, not 0.30000000000000004
+            self.edges = np.array([float(f"{e:.15g}") for e in np.linspace(lo, hi, bins + 1)])
             self.count = bins
         if integer:
             first = np.ceil(self.edges[:-1])
@@ -365,6 +373,8 @@ class Numeric(Column):
                     f"{_format(self.edges[i + 1])}) holds no whole number; use fewer bins"
                 )
             self._whole = (first, last)
+        if decimals is not None and np.diff(self.edges).min() < 10.0**-decimals * (1 - 1e-9):
+            raise DomainError(f"column {name!r}: bins narrower than {decimals} decimals can show")
 
     @property
     def lower(self) -> float:
@@ -417,7 +427,17 @@ class Numeric(Column):
             first, last = self._whole
             return rng.integers(first[codes], last[codes], endpoint=True).astype(np.float64)
         low, high = self.edges[codes], self.edges[codes + 1]
-        return low + rng.random(len(codes)) * (high - low)
+        drawn = low + rng.random(len(codes)) * (high - low)
+        if self.decimals is None:
+            return drawn
+        # rounded, and moved one unit back into the bin where rounding (or an edge such as
+        # 0.30000000000000004) left it; a bin is at least one unit wide
+        unit = 10.0**-self.decimals
+        rounded = np.round(drawn, self.decimals)
+        binned = self._bin(rounded)
+        rounded = np.where(binned < codes, np.round(rounded + unit, self.decimals), rounded)
+        rounded = np.where(binned > codes, np.round(rounded - unit, self.decimals), rounded)
+        return rounded
 
     def _decode(self, codes, missing, rng):
         import pandas as pd
@@ -440,6 +460,8 @@ class Numeric(Column):
             )
         if self.integer:
             out["integer"] = True
+        if self.decimals is not None:
+            out["decimals"] = self.decimals
         return out
 
 
