@@ -18,9 +18,11 @@ setup: $(STAMP)
 demo: $(STAMP)
 	mkdir -p demo-output
 	$(BIN)/dpgm synth $(DATA)/penguins.csv --schema $(DATA)/penguins-schema.json \
-		--mechanism aim --epsilon 1 --out demo-output/penguins-synth.csv --force
+		--mechanism aim --epsilon 1 --out demo-output/penguins-synth.csv \
+		--ledger demo-output/ledger.json --force
 	$(BIN)/dpgm evaluate $(DATA)/penguins.csv demo-output/penguins-synth.csv \
-		--schema $(DATA)/penguins-schema.json --ways 1 2
+		--schema $(DATA)/penguins-schema.json --ways 1 2 \
+		--report demo-output/report --ledger demo-output/ledger.json --force
 	head -5 demo-output/penguins-synth.csv
 
 test: $(STAMP)

@@ -37,6 +37,7 @@ LAYERS = {
     "mechanisms": 7,
     "evaluation": 7,
     "discover": 7,
+    "report": 7,
     "io": 7,
     "datasets": 7,
     "cli": 8,

@@ -221,6 +221,9 @@ def _synth(args: argparse.Namespace) -> int:
         print(SEEDED_WARNING, file=sys.stderr)
     inputs = [args.data, args.domain, args.schema, args.workload]
     out = check_output(args.out, force=args.force, inputs=[p for p in inputs if p])
+    ledger = None
+    if args.ledger is not None:
+        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
     _check_format(args.out)
     schema, domain = _public_inputs(args)
     given = _given(args.given, schema, domain)
@@ -244,8 +247,28 @@ def _synth(args: argparse.Namespace) -> int:
         synthetic = synthetic.to_pandas()
     _write_table(synthetic, out)
     _say(f"wrote {len(synthetic)} synthetic records to {out}")
+    if ledger is not None:
+        _write_ledger(ledger, mechanism.budget)
     print(_ledger_line(mechanism.budget))
     return 0
+
+
+def _write_ledger(path, budget) -> None:
+    """The run's privacy ledger as JSON (what evaluate --ledger puts in the report)."""
+    import json
+
+    from dpgm.files import atomic_write
+
+    epsilon, delta = budget.spent_epsilon_delta()
+    spent = {"epsilon": epsilon, "delta": delta}
+    if budget.mode == "zcdp":
+        spent["rho"] = budget.spent_rho
+    entries = [
+        {"label": e.label, "epsilon": e.epsilon, "rho": e.rho, "delta": e.delta}
+        for e in budget.ledger
+    ]
+    with atomic_write(path) as handle:
+        json.dump({"accounting": budget.mode, "spent": spent, "entries": entries}, handle, indent=2)
 
 
 def _check_default_rows(result) -> None:
@@ -285,6 +308,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     schema, domain = _public_inputs(args)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    report = _report_path(args)
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
             raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
@@ -313,7 +337,46 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
     for ways in args.ways:
         print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
+    if report is not None:
+        from dpgm.report import build_report, write_report
+
+        ledger = _read_ledger(args.ledger)
+        write_report(report, build_report(real, synthetic, workload=workload, ledger=ledger))
+        _say(f"wrote the report to {report}")
     return 0
+
+
+def _report_path(args: argparse.Namespace):
+    """DIR/index.html for --report DIR, checked before any data are read."""
+    from pathlib import Path
+
+    from dpgm.errors import OutputError
+    from dpgm.files import check_output
+
+    if args.report is None:
+        if args.ledger is not None:
+            raise OutputError("--ledger goes with --report DIR")
+        return None
+    folder = Path(args.report)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--report {folder}: not a directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    inputs = [p for p in (args.real, args.synthetic, args.ledger) if p]
+    return check_output(folder / "index.html", force=args.force, inputs=inputs)
+
+
+def _read_ledger(path):
+    import json
+
+    from dpgm.errors import DataError
+
+    if path is None:
+        return None
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not a ledger written by dpgm synth --ledger ({exc})") from None
 
 
 # -- schema ---------------------------------------------------------------------------------
@@ -459,6 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthetic records to write (default: the model's noisy estimate)",
     )
     synth.add_argument(
+        "--ledger", default=None, help="also write the privacy ledger as JSON (for --report)"
+    )
+    synth.add_argument(
         "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
     )
     synth.set_defaults(run=_synth)
@@ -485,6 +551,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, help=memory_help
+    )
+    evaluate.add_argument(
+        "--report", default=None, metavar="DIR", help="write an HTML report to DIR/index.html"
+    )
+    evaluate.add_argument("--ledger", default=None, help="the ledger synth --ledger wrote")
+    evaluate.add_argument(
+        "--force", action="store_true", help="overwrite DIR/index.html if it exists"
     )
     evaluate.set_defaults(run=_evaluate)
 
