@@ -7,10 +7,10 @@ import shutil
 import subprocess
 
 import pytest
+from schema_helpers import SPEC, raw_table
 
 from dpgm.cli import main
 from dpgm.report import build_report
-from schema_helpers import SPEC, raw_table
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
