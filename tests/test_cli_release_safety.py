@@ -334,7 +334,10 @@ def test_version_and_python_dash_m(capsys):
 def test_every_option_has_help_with_its_default():
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command")
-    for name, sub in commands.choices.items():
+    schema = commands.choices["schema"]
+    nested = next(a for a in schema._actions if a.dest == "schema_command").choices
+    parsers = {**commands.choices, **{f"schema {n}": p for n, p in nested.items()}}
+    for name, sub in parsers.items():
         for action in sub._actions:
             if action.dest in ("help",) or not action.option_strings:
                 continue

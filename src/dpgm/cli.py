@@ -453,10 +453,15 @@ def build_parser() -> argparse.ArgumentParser:
     synth = commands.add_parser("synth", help="fit a private model and write synthetic data")
     synth.add_argument("data", help="CSV of the records (.gz accepted)")
     synth.add_argument(
-        "--schema", default=None, help="the public schema JSON of a raw table (see dpgm schema)"
+        "--schema",
+        default=None,
+        help="the public schema JSON of a raw table (see dpgm schema); give it or --domain "
+        "(default: none)",
     )
     synth.add_argument(
-        "--domain", default=None, help="JSON {attribute: number of values} for integer codes"
+        "--domain",
+        default=None,
+        help="JSON {attribute: number of values} for integer codes (default: none)",
     )
     synth.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
     synth.add_argument(
@@ -510,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="COLUMN=VALUE",
         help="draw the synthetic records conditioned on this value (repeatable; values of "
-        "one column are alternatives)",
+        "one column are alternatives; default: none)",
     )
     synth.add_argument(
         "--out", required=True, help="where to write the synthetic table (.csv, or .parquet)"
@@ -522,7 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthetic records to write (default: the model's noisy estimate)",
     )
     synth.add_argument(
-        "--ledger", default=None, help="also write the privacy ledger as JSON (for --report)"
+        "--ledger",
+        default=None,
+        help="also write the privacy ledger as JSON, for evaluate --report (default: none)",
     )
     synth.add_argument(
         "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
@@ -532,9 +539,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="compare synthetic data with the real data")
     evaluate.add_argument("real", help="CSV of the real records")
     evaluate.add_argument("synthetic", help="CSV of the synthetic records")
-    evaluate.add_argument("--schema", default=None, help="the public schema JSON (raw tables)")
     evaluate.add_argument(
-        "--domain", default=None, help="JSON {attribute: number of values} (integer codes)"
+        "--schema", default=None, help="the public schema JSON, raw tables (default: none)"
+    )
+    evaluate.add_argument(
+        "--domain", default=None, help="JSON {attribute: size}, integer codes (default: none)"
     )
     evaluate.add_argument(
         "--ways",
@@ -553,11 +562,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, help=memory_help
     )
     evaluate.add_argument(
-        "--report", default=None, metavar="DIR", help="write an HTML report to DIR/index.html"
+        "--report",
+        default=None,
+        metavar="DIR",
+        help="write an HTML report to DIR/index.html (default: none)",
     )
-    evaluate.add_argument("--ledger", default=None, help="the ledger synth --ledger wrote")
     evaluate.add_argument(
-        "--force", action="store_true", help="overwrite DIR/index.html if it exists"
+        "--ledger", default=None, help="the ledger synth --ledger wrote (default: none)"
+    )
+    evaluate.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite DIR/index.html if it exists (default: refuse)",
     )
     evaluate.set_defaults(run=_evaluate)
 
@@ -568,7 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     draft.add_argument("data", help="CSV of the raw table (only its header is read)")
     draft.add_argument("--out", required=True, help="where to write the draft JSON")
-    draft.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    draft.add_argument(
+        "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
+    )
     draft.set_defaults(run=_schema_draft)
     discover = schema_commands.add_parser(
         "discover", help="learn a draft's missing labels and bounds privately (spends budget)"
@@ -579,9 +597,13 @@ def build_parser() -> argparse.ArgumentParser:
     discover.add_argument(
         "--delta", type=real, default=None, help=f"delta to spend (default {DEFAULT_DELTA:g})"
     )
-    discover.add_argument("--seed", type=seed, default=None, help="for research only")
+    discover.add_argument(
+        "--seed", type=seed, default=None, help="for research only (default: none)"
+    )
     discover.add_argument("--out", required=True, help="where to write the schema JSON")
-    discover.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    discover.add_argument(
+        "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
+    )
     discover.set_defaults(run=_schema_discover)
     return parser
 
