@@ -56,9 +56,7 @@ def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
         fractional = values != np.round(values)
         if fractional.any():
             row = int(np.flatnonzero(fractional)[0])
-            raise DataError(
-                f"column {name!r} has a non-integer value {original[row]} at row {row}"
-            )
+            raise DataError(f"column {name!r} has a non-integer value {original[row]} at row {row}")
     # sizes beyond int64 cannot be compared in int64: every value below 2**63 is in range
     upper = min(int(size), _INT64_MAX + 1)
     out_of_range = (values < 0) | (values >= upper)
@@ -162,11 +160,18 @@ class Dataset:
         frame = read_table(path)
         return cls.from_pandas(frame, domain, weights)
 
-    def to_pandas(self) -> pd.DataFrame:
-        """The records as a DataFrame with one integer column per attribute."""
+    def to_pandas(self, labels: bool = False) -> pd.DataFrame:
+        """The records as a DataFrame with one integer column per attribute, or with the
+        domain's labels in place of the codes (``labels=True``, where it has them)."""
         import pandas as pd
 
-        return pd.DataFrame(self.records, columns=list(self.domain.attrs))
+        frame = pd.DataFrame(self.records, columns=list(self.domain.attrs))
+        if labels:
+            for attr, names in self.domain.labels.items():
+                frame[attr] = np.array(names, dtype=object)[
+                    self.records[:, self.domain.axes([attr])[0]]
+                ]
+        return frame
 
     def save(self, path: str | PathLike[str]) -> None:
         """Write the records as CSV (weights are not written), whole or not at all."""
@@ -210,9 +215,10 @@ def require_dataset(data: object) -> Dataset:
         return data
     what = "a DataFrame" if hasattr(data, "columns") else type(data).__name__
     raise DataError(
-        f"expected a dpgm.Dataset, got {what}: build one with dpgm.Dataset(frame, domain), "
-        "where domain = dpgm.Domain.from_dict({column: number of values, ...}) is public "
-        "input, not read off the data"
+        f"expected a dpgm.Dataset, got {what}: pass a raw table with its public schema, "
+        "fit(frame, schema=dpgm.Schema.load(...)), or build integer codes with "
+        "dpgm.Dataset(frame, domain), where domain = dpgm.Domain.from_dict({column: number "
+        "of values, ...}); either is public input, not read off the data"
     )
 
 

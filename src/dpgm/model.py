@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.sampling import sample_records
 from dpgm.random import as_generator
 from dpgm.validation import integer, positive
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
 
@@ -180,6 +184,17 @@ class MarkovRandomField:
         factors = self._subtree_log_conditionals(attrs)
         result, _ = variable_elimination(factors, attrs, log_space=True)
         return np.exp(result.values) * self.total
+
+    def marginal_table(self, attrs: Iterable[str]) -> pd.Series:
+        """The marginal on ``attrs`` as counts indexed by the attributes' labels."""
+        import pandas as pd
+
+        attrs = self.domain.check(attrs)
+        index = pd.MultiIndex.from_product(
+            [list(self.domain.labels.get(a, range(self.domain[a]))) for a in attrs],
+            names=list(attrs),
+        )
+        return pd.Series(self.marginal(attrs).ravel(), index=index, name="count")
 
     def project(self, attrs: Iterable[str]) -> Factor:
         """The marginal on ``attrs`` as a :class:`~dpgm.factor.Factor` of counts."""

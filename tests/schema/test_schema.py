@@ -177,3 +177,19 @@ def test_decimals_round_decoded_numbers_inside_their_bins():
     assert (column.encode(values) == codes).all()
     with pytest.raises(DomainError, match="narrower"):
         Numeric("x", 0, 1, 20, decimals=1)
+
+
+def test_models_and_records_speak_in_labels(schema):
+    from dpgm.estimation import estimate
+    from dpgm.privacy import measure_marginals
+
+    data = schema.encode(raw_table(300))
+    assert data.to_pandas(labels=True)["job"].iloc[0] in ("clerk", "nurse", "other")
+    assert data.to_pandas()["job"].dtype.kind == "i"
+    measured = measure_marginals(data, [("sex", "job")], rho=1.0, rng=0)
+    model = estimate(data.domain, measured, iters=50)
+    table = model.marginal_table(["job", "sex"])
+    assert list(table.index.names) == ["job", "sex"]
+    assert ("nurse", "M") in table.index and table.sum() == pytest.approx(model.total)
+    sample = model.sample(200, rng=0, given={"sex": "F"})
+    assert (sample.to_pandas(labels=True)["sex"] == "F").all()
