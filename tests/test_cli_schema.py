@@ -98,3 +98,21 @@ def test_draft_then_discover(raw, tmp_path, capsys):
     assert "spent on labels of sex: epsilon=0.142857" in printed
     assert "privacy spent: epsilon=1 delta=1e-06 (basic composition)" in printed
     assert json.loads(out.read_text())["columns"]["seen"]["kind"] == "datetime"
+
+
+def test_parquet_without_pyarrow_is_refused_before_reading(raw, tmp_path, capsys, monkeypatch):
+    import builtins
+
+    data, schema = raw
+    real_import = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name == "pyarrow":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    out = tmp_path / "synthetic.parquet"
+    args = ["synth", "unread.csv", "--schema", str(schema), "--epsilon", "1", "--out", str(out)]
+    assert main(args) == 2
+    assert "Parquet needs pyarrow" in capsys.readouterr().err

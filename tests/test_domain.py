@@ -119,3 +119,30 @@ def test_load_bad_json(tmp_path, content, pattern):
     path.write_text(content)
     with pytest.raises(DomainError, match=pattern):
         Domain.load(path)
+
+
+def test_labels_travel_with_projections_and_files(tmp_path):
+    from dpgm.errors import DomainError
+
+    domain = Domain(["a", "b"], [2, 3], labels={"b": ["x", "y", None]})
+    assert domain.project(["b"]).labels == {"b": ("x", "y", None)}
+    assert domain.marginalize(["b"]).labels == {}
+    assert domain == Domain(["a", "b"], [2, 3])  # the integer view
+    assert domain.code("b", "y") == 1 and domain.code("b", None) == 2
+    assert domain.code("a", 1) == 1 and domain.code("a", "1") == 1
+    assert domain.label("b", 0) == "x" and domain.label("a", 1) == 1
+    with pytest.raises(DomainError, match="not a label"):
+        domain.code("b", "q")
+    with pytest.raises(DomainError, match="outside"):
+        domain.code("a", 2)
+    path = tmp_path / "domain.json"
+    domain.save(path)
+    loaded = Domain.load(path)
+    assert loaded.labels == domain.labels and loaded.shape == (2, 3)
+    with pytest.raises(DomainError, match="labels"):
+        Domain(["a"], [2], labels={"a": ["x"]})
+    with pytest.raises(DomainError, match="twice"):
+        Domain(["a"], [2], labels={"a": ["x", "x"]})
+    with pytest.raises(DomainError, match="different labels"):
+        domain.merge(Domain(["b"], [3], labels={"b": ["p", "q", "r"]}))
+    assert Domain(["a"], [2], labels={"a": [True, 1]}).code("a", 1) == 1  # 1 is not True

@@ -193,3 +193,26 @@ def test_models_and_records_speak_in_labels(schema):
     assert ("nurse", "M") in table.index and table.sum() == pytest.approx(model.total)
     sample = model.sample(200, rng=0, given={"sex": "F"})
     assert (sample.to_pandas(labels=True)["sex"] == "F").all()
+
+
+def test_yaml_needs_pyyaml_and_says_so(tmp_path, monkeypatch):
+    import builtins
+
+    path = tmp_path / "schema.yaml"
+    path.write_text("columns:\n  a: {kind: categorical, labels: [x, y]}\n")
+    try:
+        import yaml  # noqa: F401
+
+        assert Schema.load(path).domain.labels["a"] == ("x", "y")
+    except ImportError:
+        pass
+    real_import = builtins.__import__
+
+    def no_yaml(name, *args, **kwargs):
+        if name == "yaml":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_yaml)
+    with pytest.raises(DomainError, match="needs PyYAML"):
+        Schema.load(path)
