@@ -37,12 +37,12 @@ LAYERS = {
     "mechanisms": 7,
     "evaluation": 7,
     "discover": 7,
-    "report": 7,
     "io": 7,
     "datasets": 7,
-    "cli": 8,
-    "__main__": 9,
-    "__init__": 9,
+    "report": 8,
+    "cli": 9,
+    "__main__": 10,
+    "__init__": 10,
 }
 
 
