@@ -58,3 +58,25 @@ def test_forbidding_everything_is_refused():
         check_forbidden(domain, [Forbidden.pattern(domain, {"a": [0, 1]})])
     with pytest.raises(DomainError, match="shape"):
         check_forbidden(domain, [Forbidden(("a", "b"), np.zeros((2, 3), bool))])
+
+
+def test_the_fast_marginals_agree_with_log_space_where_cells_are_forbidden():
+    from dpgm.inference.belief_propagation import LINEAR_RANGE, MessagePlan
+    from dpgm.inference.junction_tree import JunctionTree
+
+    domain = Domain(["a", "b", "c"], [3, 3, 3])
+    tree = JunctionTree.build(domain, [("a", "b"), ("b", "c")])
+    plan = MessagePlan(tree)
+    rng = np.random.default_rng(0)
+    for spread in (1.0, 2 * LINEAR_RANGE):  # the linear path, and the log-space fallback
+        tables = [rng.normal(size=s) * spread for s in plan.shapes]
+        tables[0][0, 1] = -np.inf
+        tables[0][:, 2] = -np.inf  # b = 2 forbidden: a message with a -inf cell
+        tables[1][1, :] = -np.inf  # b = 1 too, from the other side
+        with np.errstate(invalid="raise"):  # no -inf - -inf anywhere
+            fast, log_z = plan.marginals(plan.pack(tables), 10.0)
+        slow = plan.calibrate(tables, "sum")
+        expected = plan.pack([np.exp(b - slow.log_partition) * 10.0 for b in slow.log_beliefs])
+        np.testing.assert_allclose(fast, expected, rtol=1e-9, atol=1e-12)
+        assert log_z == pytest.approx(slow.log_partition)
+        assert fast[plan.pack([t == -np.inf for t in tables]).astype(bool)].max() == 0.0

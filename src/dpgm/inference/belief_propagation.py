@@ -149,8 +149,8 @@ class MessagePlan:
     def marginals(self, log_potentials: np.ndarray, total: float) -> tuple[np.ndarray, float]:
         """Clique count tables (each summing to ``total``) as one flat vector, and log Z.
 
-        The fast path of estimation: ``log_potentials`` is flat (see :meth:`pack`) and
-        finite. Messages pass in linear space on ``exp(θ − max θ)`` per clique, each
+        The fast path of estimation: ``log_potentials`` is flat (see :meth:`pack`), finite
+        but for structural zeros (``-inf``). Messages pass in linear space on ``exp(θ − max θ)`` per clique, each
         rescaled to max 1 with its log-scale kept, which takes about half the NumPy calls
         of log space; the per-clique work around them is batched over the flat vector.
         Where a clique's log-potentials span more than ``LINEAR_RANGE`` (so that ``exp``
@@ -159,8 +159,13 @@ class MessagePlan:
         starts = self.offsets[:-1]
         peaks = np.maximum.reduceat(log_potentials, starts)
         lows = np.minimum.reduceat(log_potentials, starts)
+        finite = not np.isneginf(lows).any()
+        if not finite:  # structural zeros: exp(-inf) = 0 is exact, the range is the rest's
+            lows = np.minimum.reduceat(
+                np.where(np.isneginf(log_potentials), np.inf, log_potentials), starts
+            )
         if np.any(peaks - lows > LINEAR_RANGE):
-            cal = self.calibrate(self.unpack(log_potentials), "sum", finite=True)
+            cal = self.calibrate(self.unpack(log_potentials), "sum", finite=finite)
             shift = cal.log_partition - math.log(total)
             return self.pack([np.exp(b - shift) for b in cal.log_beliefs]), cal.log_partition
         with np.errstate(under="ignore"):
