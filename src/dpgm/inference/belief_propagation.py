@@ -152,7 +152,8 @@ class MessagePlan:
         The fast path of estimation: ``log_potentials`` is flat (see :meth:`pack`), finite
         but for structural zeros (``-inf``). Messages pass in linear space on
         ``exp(θ − max θ)`` per clique, each rescaled to max 1 with its log-scale kept,
-        which takes about half the NumPy calls of log space; the per-clique work around them is batched over the flat vector.
+        which takes about half the NumPy calls of log space; the per-clique work around
+        them is batched over the flat vector.
         Where a clique's log-potentials span more than ``LINEAR_RANGE`` (so that ``exp``
         could underflow cells that matter) it falls back to log-space :meth:`calibrate`.
         """
