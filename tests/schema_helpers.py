@@ -37,3 +37,17 @@ def raw_table(n: int = 200, seed: int = 0) -> pd.DataFrame:
     frame.loc[::5, "paid"] = np.nan
     frame.loc[::9, "seen"] = pd.NaT
     return frame
+
+
+def block_import(monkeypatch, module: str) -> None:
+    """Make ``import module`` (and its submodules) fail, as where it is not installed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def blocked(name, *args, **kwargs):
+        if name == module or name.startswith(module + "."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", blocked)

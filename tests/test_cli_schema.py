@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from schema_helpers import SPEC, raw_table
+from schema_helpers import SPEC, block_import, raw_table
 
 from dpgm.cli import main
 
@@ -101,17 +101,8 @@ def test_draft_then_discover(raw, tmp_path, capsys):
 
 
 def test_parquet_without_pyarrow_is_refused_before_reading(raw, tmp_path, capsys, monkeypatch):
-    import builtins
-
     data, schema = raw
-    real_import = builtins.__import__
-
-    def no_pyarrow(name, *args, **kwargs):
-        if name == "pyarrow":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    block_import(monkeypatch, "pyarrow")
     out = tmp_path / "synthetic.parquet"
     args = ["synth", "unread.csv", "--schema", str(schema), "--epsilon", "1", "--out", str(out)]
     assert main(args) == 2

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from schema_helpers import SPEC, raw_table
+from schema_helpers import SPEC, block_import, raw_table
 
 from dpgm.cli import main
 from dpgm.report import build_report
@@ -44,20 +44,11 @@ def test_the_report_is_refused_over_an_existing_page_and_needs_no_matplotlib(run
     page, _ = run
     folder = str(page.parent)
     assert main(["evaluate", "x.csv", "y.csv", "--domain", "d.json", "--report", folder]) == 2
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
     from dpgm.schema import Schema
 
     schema = Schema.from_json({"columns": SPEC["columns"]})
     data = schema.encode(raw_table(50))
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    block_import(monkeypatch, "matplotlib")
     html = build_report(data, data)
     assert "<img" not in html and "pip install dpgm[report]" in html
 

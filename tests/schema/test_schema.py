@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from schema_helpers import SPEC, raw_table
+from schema_helpers import SPEC, block_import, raw_table
 
 from dpgm import Dataset
 from dpgm.errors import DataError, DataWarning, DomainError
@@ -196,8 +196,6 @@ def test_models_and_records_speak_in_labels(schema):
 
 
 def test_yaml_needs_pyyaml_and_says_so(tmp_path, monkeypatch):
-    import builtins
-
     path = tmp_path / "schema.yaml"
     path.write_text("columns:\n  a: {kind: categorical, labels: [x, y]}\n")
     try:
@@ -206,13 +204,6 @@ def test_yaml_needs_pyyaml_and_says_so(tmp_path, monkeypatch):
         assert Schema.load(path).domain.labels["a"] == ("x", "y")
     except ImportError:
         pass
-    real_import = builtins.__import__
-
-    def no_yaml(name, *args, **kwargs):
-        if name == "yaml":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_yaml)
+    block_import(monkeypatch, "yaml")
     with pytest.raises(DomainError, match="needs PyYAML"):
         Schema.load(path)
