@@ -116,3 +116,13 @@ def test_constraints_need_the_pgm_estimator_and_fail_before_reading():
     schema = Schema.from_json(SPEC)
     with pytest.raises(ParameterError, match="Private-PGM"):
         PrivBayes(1.0, estimator="original").fit(object(), schema=schema)
+
+
+def test_synthetic_data_before_fit_or_with_bad_rows_fails_clearly():
+    mechanism = MST(1.0, iters=20)
+    with pytest.raises(Exception, match="call fit first"):
+        mechanism.synthetic_data()
+    mechanism.fit(deaths(300), schema=Schema.from_json(SPEC), rng=0)
+    with pytest.raises(ParameterError, match="rows"):
+        mechanism.synthetic_data(-1)
+    assert len(mechanism.synthetic_data(0, rng=0)) == 0

@@ -31,7 +31,7 @@ from dpgm.privacy.measure import measure_linear
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.random import Randomness, RngLike, as_generator
 from dpgm.schema import Schema
-from dpgm.validation import callable_or_none, one_of, positive
+from dpgm.validation import callable_or_none, integer, one_of, positive
 from dpgm.workload import Workload, as_workload
 
 if TYPE_CHECKING:
@@ -163,6 +163,7 @@ class Mechanism:
         """
         if self.result is None:
             raise DpgmError("call fit first: there is no model to sample from")
+        rows = None if rows is None else integer("rows", rows, least=0)
         generator = as_generator(rng)
         result = self.result
         if given and self.schema is not None:
