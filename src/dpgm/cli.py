@@ -151,8 +151,10 @@ def _public_inputs(args: argparse.Namespace):
     from dpgm.errors import ParameterError
     from dpgm.schema import Schema
 
-    if (args.schema is None) == (args.domain is None):
+    if args.schema is not None and args.domain is not None:
         raise ParameterError("give --schema (a raw table) or --domain (integer codes), not both")
+    if args.schema is None and args.domain is None:
+        raise ParameterError("give --schema (a raw table) or --domain (integer codes)")
     if args.schema is not None:
         schema = Schema.load(args.schema)
         return schema, schema.domain
