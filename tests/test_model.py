@@ -147,9 +147,9 @@ def test_map_with_and_without_evidence(seed, zeros):
 def test_map_errors():
     domain, _, model, _, _ = random_model(0)
     a = domain.attrs[0]
-    with pytest.raises(DomainError, match="unknown attribute 'nope'"):
+    with pytest.raises(DomainError, match=r"unknown attribute.*nope"):
         model.map({"nope": 0})
-    with pytest.raises(DomainError, match=rf"{a}={domain[a]} outside its domain"):
+    with pytest.raises(DomainError, match=rf"code {domain[a]} of {a!r} is outside"):
         model.map({a: domain[a]})
 
 
@@ -280,3 +280,30 @@ def test_model_without_potentials_is_uniform():
     np.testing.assert_allclose(model.marginal(["b", "a"]), np.ones((3, 2)))
     assert model.log_partition == pytest.approx(np.log(6))
     assert "MarkovRandomField" in repr(model)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_marginal_given_evidence_is_the_brute_force_conditional(seed):
+    domain, _, model, p, _ = random_model(seed, 0.0)
+    rng = np.random.default_rng(seed + 100)
+    for _ in range(5):
+        given = [str(a) for a in rng.choice(domain.attrs, size=2, replace=False)]
+        rest = [a for a in domain.attrs if a not in given]
+        asked = [str(a) for a in rng.choice(rest, size=min(2, len(rest)), replace=False)]
+        evidence = {given[0]: int(rng.integers(domain[given[0]])),
+                    given[1]: [0, domain[given[1]] - 1]}  # a value, and a set of values
+        mask = np.ones(p.shape, dtype=bool)
+        for a, v in evidence.items():
+            keep = np.zeros(domain[a], dtype=bool)
+            keep[v] = True
+            shape = [1] * len(domain)
+            shape[domain.attrs.index(a)] = domain[a]
+            mask &= keep.reshape(shape)
+        conditioned = np.where(mask, p, 0.0)
+        conditioned /= conditioned.sum()
+        drop = tuple(k for k, a in enumerate(domain.attrs) if a not in asked)
+        expected = conditioned.sum(axis=drop)
+        order = [a for a in domain.attrs if a in asked]
+        expected = np.transpose(expected, [order.index(a) for a in asked])
+        got = model.marginal(asked, evidence=evidence) / model.total
+        np.testing.assert_allclose(got, expected, atol=1e-12)

@@ -148,14 +148,26 @@ class MarkovRandomField:
         """Count tables of every junction-tree clique (axes in domain order)."""
         return [np.exp(b) * self.total for b in self.calibrate().log_marginals()]
 
-    def _subtree_log_conditionals(self, attrs: Iterable[str]) -> list[Factor]:
+    def _calibrated(self, evidence: Mapping[str, object] | None) -> Calibration:
+        """The cached calibration, or one with ``evidence`` (labels or codes) entered."""
+        if not evidence:
+            return self.calibrate()
+        tables = self.clique_log_potentials(self.evidence(evidence))
+        calibration = self.plan.calibrate(tables, "sum")
+        if not np.isfinite(calibration.log_partition):
+            raise DataError(f"the evidence {dict(evidence)} has probability zero under the model")
+        return calibration
+
+    def _subtree_log_conditionals(
+        self, attrs: Iterable[str], cal: Calibration | None = None
+    ) -> list[Factor]:
         """Log-tables of a subtree containing ``attrs`` whose product is its marginal.
 
         The top clique gives its marginal, every other clique its conditional given the
         separator with its parent: normalised tables, so exponentiating them (for signed
         queries) neither overflows nor underflows to a wrong answer.
         """
-        cal = self.calibrate()
+        cal = self.calibrate() if cal is None else cal
         nodes = self.tree.steiner_subtree(attrs)
         factors = []
         for i in nodes:
@@ -169,10 +181,16 @@ class MarkovRandomField:
         return factors
 
     # -- queries ----------------------------------------------------------------------
-    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
-        """Estimated counts of every cell of the marginal on ``attrs`` (in that order)."""
+    def marginal(
+        self, attrs: Iterable[str], evidence: Mapping[str, object] | None = None
+    ) -> np.ndarray:
+        """Estimated counts of every cell of the marginal on ``attrs`` (in that order).
+
+        ``evidence`` (``{attribute: label or code, or a list of them}``) gives the counts
+        conditioned on it: the table sums to ``total``.
+        """
         attrs = self.domain.check(attrs)
-        cal = self.calibrate()
+        cal = self._calibrated(evidence)
         i = self.tree.find(attrs)
         if i is not None:
             clique = self.tree.cliques[i]
@@ -181,7 +199,7 @@ class MarkovRandomField:
             kept = [a for a in clique if a in attrs]
             table = np.exp(log_table).reshape(self.domain.project(kept).shape)
             return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
-        factors = self._subtree_log_conditionals(attrs)
+        factors = self._subtree_log_conditionals(attrs, cal)
         result, _ = variable_elimination(factors, attrs, log_space=True)
         return np.exp(result.values) * self.total
 
@@ -228,9 +246,10 @@ class MarkovRandomField:
         result, extra = variable_elimination(factors, answer_names, log_space=False)
         return result.values * np.exp(extra) * self.total
 
-    def map(self, evidence: Mapping[str, int] | None = None) -> dict[str, int]:
-        """The most probable record (given ``evidence``), by max-product message passing."""
-        tables = self.clique_log_potentials(evidence)
+    def map(self, evidence: Mapping[str, object] | None = None) -> dict[str, int]:
+        """The most probable record (given ``evidence``: labels or codes), as codes, by
+        max-product message passing."""
+        tables = self.clique_log_potentials(self.evidence(evidence) if evidence else None)
         cal = self.plan.calibrate(tables, "max")
         if not np.isfinite(cal.log_partition):
             raise DataError(
@@ -264,13 +283,7 @@ class MarkovRandomField:
         it, exactly: the evidence enters the junction tree, nothing is rejected.
         """
         n = int(round(self.total)) if n is None else integer("n", n, least=0)
-        if given:
-            tables = self.clique_log_potentials(self.evidence(given))
-            calibration = self.plan.calibrate(tables, "sum")
-            if not np.isfinite(calibration.log_partition):
-                raise DataError(f"given {dict(given)} has probability zero under the model")
-        else:
-            calibration = self.calibrate()
+        calibration = self._calibrated(given)
         marginals = [np.exp(b) for b in calibration.log_marginals()]
         return Dataset(
             sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain
