@@ -34,6 +34,7 @@ LAYERS = {
     "schema": 4,
     "model": 5,
     "estimation": 6,
+    "models": 6,
     "mechanisms": 7,
     "evaluation": 7,
     "discover": 7,

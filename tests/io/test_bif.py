@@ -323,3 +323,22 @@ def test_whole_file_errors(tmp_path):
     path.write_text(GOOD_HEAD + "oops\n")
     with pytest.raises(DataError, match=r"broken\.bif, line 10: .*'oops'"):
         read_bif(path)
+
+
+@pytest.mark.parametrize("name", list(NODES))
+def test_benchmark_networks_pass_the_model_checks(name):
+    network = read_bif(bn_path(name)).check()
+    first = network.variables[0]
+    assert network.domain.labels[first] == tuple(network.states[first])
+
+
+def test_asia_queries_in_state_names(asia):
+    p = enumerate_joint(asia)
+    names = asia.variables
+    given = names[-1]
+    state = asia.states[given][0]
+    answer = asia.query([names[0]], {given: state})
+    sliced = np.take(p, 0, axis=names.index(given))
+    expected = sliced.sum(axis=tuple(range(1, sliced.ndim)))
+    np.testing.assert_allclose(answer.to_numpy(), expected / expected.sum(), atol=1e-12)
+    assert list(answer.index) == asia.states[names[0]]

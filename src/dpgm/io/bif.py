@@ -21,16 +21,12 @@ ignored; anything else outside the blocks is an error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from os import PathLike
 
 import numpy as np
 
-from dpgm.dataset import Dataset
-from dpgm.domain import Domain
 from dpgm.errors import DataError
-from dpgm.random import as_generator
-from dpgm.validation import integer
+from dpgm.models.bayesian_network import BayesianNetwork
 
 __all__ = ["BayesianNetwork", "parse_bif", "read_bif"]
 
@@ -57,101 +53,6 @@ _SEPARATORS = re.compile(r"[\s,]+")
 
 def _unquote(token: str) -> str:
     return token[1:-1] if len(token) >= 2 and token[0] == token[-1] == '"' else token
-
-
-@dataclass
-class BayesianNetwork:
-    """A discrete Bayesian network ``p(x) = prod_v p(x_v | x_parents(v))``.
-
-    ``cpds[v]`` has shape ``(*parent sizes, size of v)`` with parents in ``parents[v]``
-    order; each row (last axis) sums to 1. State ``k`` of ``v`` is ``states[v][k]``, and
-    records drawn by :meth:`sample` code it as the integer ``k``.
-    """
-
-    variables: list[str]
-    states: dict[str, list[str]]
-    parents: dict[str, tuple[str, ...]]
-    cpds: dict[str, np.ndarray]
-    name: str = ""
-
-    @property
-    def domain(self) -> Domain:
-        """The public domain: one attribute per variable (file order), sized by its states."""
-        return Domain(self.variables, [len(self.states[v]) for v in self.variables])
-
-    def topological_order(self) -> list[str]:
-        """Variables with every parent before its children (ties kept in file order)."""
-        position = {v: i for i, v in enumerate(self.variables)}
-        waiting = {v: len(self.parents[v]) for v in self.variables}
-        children: dict[str, list[str]] = {v: [] for v in self.variables}
-        for v in self.variables:
-            for p in self.parents[v]:
-                children[p].append(v)
-        ready = [v for v in self.variables if waiting[v] == 0]
-        order: list[str] = []
-        while ready:
-            ready.sort(key=position.__getitem__, reverse=True)
-            v = ready.pop()
-            order.append(v)
-            for c in children[v]:
-                waiting[c] -= 1
-                if waiting[c] == 0:
-                    ready.append(c)
-        if len(order) != len(self.variables):
-            cyclic = [v for v in self.variables if waiting[v] > 0]
-            raise DataError(f"the network has a directed cycle through {cyclic}")
-        return order
-
-    def moral_cliques(self) -> list[tuple[str, ...]]:
-        """One clique per variable: its family ``(*parents, child)``, in the CPD's axis order.
-
-        These are the cliques of the moral graph, so ``{c: np.log(cpds[c[-1]])}`` is a set of
-        log-potentials of the same distribution (see :meth:`to_model`).
-        """
-        return [(*self.parents[v], v) for v in self.variables]
-
-    def to_model(self, total: float = 1.0):
-        """The network as a :class:`dpgm.MarkovRandomField` on its moral cliques."""
-        from dpgm.model import MarkovRandomField
-
-        domain = self.domain
-        with np.errstate(divide="ignore"):
-            potentials = {c: np.log(self.cpds[c[-1]]) for c in self.moral_cliques()}
-        return MarkovRandomField(domain, potentials, total=total)
-
-    def probability(self, records: np.ndarray) -> np.ndarray:
-        """``p(x)`` of each row of ``records`` (columns in :attr:`variables` order)."""
-        records = np.asarray(records, dtype=np.int64)
-        column = {v: i for i, v in enumerate(self.variables)}
-        out = np.ones(records.shape[0])
-        for v in self.variables:
-            index = tuple(records[:, column[a]] for a in (*self.parents[v], v))
-            out *= self.cpds[v][index]
-        return out
-
-    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> Dataset:
-        """``n`` records drawn by forward sampling (vectorised over records)."""
-        n = integer("n", n, least=0)
-        gen = as_generator(rng)
-        column = {v: i for i, v in enumerate(self.variables)}
-        records = np.zeros((n, len(self.variables)), dtype=np.int64)
-        for v in self.topological_order():
-            cpd = self.cpds[v]
-            k = cpd.shape[-1]
-            table = cpd.reshape(-1, k)
-            parents = self.parents[v]
-            if parents:
-                cols = tuple(records[:, column[p]] for p in parents)
-                rows = np.ravel_multi_index(cols, cpd.shape[:-1])
-            else:
-                rows = np.zeros(n, dtype=np.int64)
-            cdf = np.cumsum(table, axis=1)
-            cdf /= cdf[:, -1:]
-            u = gen.random(n)
-            # value j is drawn when cdf[j-1] <= u < cdf[j]: count the cdf entries <= u
-            drawn = (cdf[rows] <= u[:, None]).sum(axis=1)
-            records[:, column[v]] = np.minimum(drawn, k - 1)
-        return Dataset(records, self.domain)
 
 
 # -- parsing ------------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""Bayesian networks: structure, and queries in state names against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgm.errors import DataError, DomainError
+from dpgm.models import BayesianNetwork
+
+
+def random_network(seed: int) -> BayesianNetwork:
+    """Five variables, each with up to two earlier parents, named states, random CPDs."""
+    rng = np.random.default_rng(seed)
+    variables = [f"v{i}" for i in range(5)]
+    states = {v: [f"{v}_s{k}" for k in range(int(rng.integers(2, 4)))] for v in variables}
+    parents, cpds = {}, {}
+    for i, v in enumerate(variables):
+        count = int(rng.integers(0, min(i, 2) + 1))
+        parents[v] = tuple(str(p) for p in rng.choice(variables[:i], count, replace=False))
+        shape = tuple(len(states[p]) for p in parents[v]) + (len(states[v]),)
+        cpds[v] = rng.dirichlet(np.ones(shape[-1]), size=shape[:-1])
+    return BayesianNetwork(variables, states, parents, cpds, "random").check()
+
+
+def joint(network: BayesianNetwork) -> np.ndarray:
+    shape = network.domain.shape
+    cells = np.array(list(itertools.product(*(range(s) for s in shape))))
+    return network.probability(cells).reshape(shape)
+
+
+def conditional(network, p, variables, evidence):
+    """Brute-force P(variables | evidence) with axes in ``variables`` order."""
+    p = p.copy()
+    names = network.variables
+    for v, state in evidence.items():
+        keep = np.zeros(p.shape[names.index(v)], dtype=bool)
+        keep[network.states[v].index(state)] = True
+        shape = [1] * p.ndim
+        shape[names.index(v)] = keep.size
+        p = np.where(keep.reshape(shape), p, 0.0)
+    drop = tuple(k for k, v in enumerate(names) if v not in variables)
+    table = p.sum(axis=drop)
+    order = [v for v in names if v in variables]
+    table = np.transpose(table, [order.index(v) for v in variables])
+    return table / table.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queries_equal_brute_force(seed):
+    network = random_network(seed)
+    p = joint(network)
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        chosen = [str(v) for v in rng.permutation(network.variables)]
+        variables, given = chosen[:2], chosen[2:4]
+        evidence = {v: network.states[v][int(rng.integers(len(network.states[v])))] for v in given}
+        answer = network.query(variables, evidence)
+        expected = conditional(network, p, variables, evidence)
+        assert list(answer.index.names) == variables
+        assert answer.index[0] == (network.states[variables[0]][0], network.states[variables[1]][0])
+        np.testing.assert_allclose(answer.to_numpy(), expected.ravel(), atol=1e-12)
+        single = network.query(variables, evidence, joint=False)
+        first = single[variables[0]].to_numpy()
+        np.testing.assert_allclose(first, expected.sum(axis=1), atol=1e-12)
+        # MPE given the evidence, and the marginal MAP of the two variables
+        mpe = network.map_query(evidence=evidence)
+        rest = [v for v in network.variables if v not in evidence]
+        full = conditional(network, p, rest, evidence)
+        best = np.unravel_index(int(np.argmax(full)), full.shape)
+        assert mpe == {v: network.states[v][k] for v, k in zip(rest, best)}
+        top = np.unravel_index(int(np.argmax(expected)), expected.shape)
+        assert network.map_query(variables, evidence) == {
+            v: network.states[v][k] for v, k in zip(variables, top)
+        }
+
+
+def test_simulate_with_evidence_draws_from_the_posterior():
+    network = random_network(3)
+    p = joint(network)
+    evidence = {"v4": network.states["v4"][0]}
+    frame = network.simulate(40_000, evidence=evidence, rng=1)
+    assert (frame["v4"] == evidence["v4"]).all()
+    expected = conditional(network, p, ["v0"], evidence)
+    observed = frame["v0"].value_counts(normalize=True).reindex(network.states["v0"], fill_value=0)
+    np.testing.assert_allclose(observed.to_numpy(), expected, atol=0.015)
+    plain = network.simulate(10, rng=0)
+    assert isinstance(plain, pd.DataFrame) and set(plain["v1"]) <= set(network.states["v1"])
+
+
+def test_structure_collider_and_blanket():
+    states = {v: ["no", "yes"] for v in "ABCD"}
+    parents = {"A": (), "B": (), "C": ("A", "B"), "D": ("C",)}
+    cpds = {
+        "A": np.array([0.3, 0.7]),
+        "B": np.array([0.6, 0.4]),
+        "C": np.full((2, 2, 2), 0.5),
+        "D": np.array([[0.9, 0.1], [0.2, 0.8]]),
+    }
+    network = BayesianNetwork(list("ABCD"), states, parents, cpds).check()
+    assert network.children("C") == ["D"] and network.children("A") == ["C"]
+    assert network.markov_blanket("A") == ["B", "C"]
+    assert not network.is_dconnected("A", "B")
+    assert network.is_dconnected("A", "B", ["C"]) and network.is_dconnected("A", "B", ["D"])
+    assert not network.is_dconnected("A", "D", ["C"])
+    assert network.domain.labels["C"] == ("no", "yes")
+
+
+def test_check_and_query_errors():
+    network = random_network(0)
+    with pytest.raises(DomainError, match="both queried and given"):
+        network.query(["v0"], {"v0": network.states["v0"][0]})
+    with pytest.raises(DomainError, match="not a label"):
+        network.query(["v0"], {"v1": "nonsense"})
+    bad = BayesianNetwork(
+        ["a", "b"], {"a": ["x", "y"], "b": ["x", "y"]}, {"a": ("b",), "b": ("a",)},
+        {"a": np.full((2, 2), 0.5), "b": np.full((2, 2), 0.5)},
+    )
+    with pytest.raises(DataError, match="cycle"):
+        bad.check()
+    rows = BayesianNetwork(["a"], {"a": ["x", "y"]}, {"a": ()}, {"a": np.array([0.5, 0.6])})
+    with pytest.raises(DataError, match="not a distribution"):
+        rows.check()
