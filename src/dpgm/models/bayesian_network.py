@@ -25,7 +25,7 @@ from dpgm.validation import integer
 if TYPE_CHECKING:
     import pandas as pd
 
-_ROW_TOLERANCE = 1e-6  # a CPD row must sum to 1 within this (after reading, rows are exact)
+_ROW_TOLERANCE = 1e-6  # how far from 1 a CPD row's sum may be for check()
 
 
 @dataclass
@@ -34,7 +34,9 @@ class BayesianNetwork:
 
     ``cpds[v]`` has shape ``(*parent sizes, size of v)`` with parents in ``parents[v]``
     order; each row (last axis) sums to 1. State ``k`` of ``v`` is ``states[v][k]``, and
-    records drawn by :meth:`sample` code it as the integer ``k``.
+    records drawn by :meth:`sample` code it as the integer ``k``. The Markov random field
+    that answers queries is built on first use and kept: change the CPDs by making a new
+    network, not in place.
     """
 
     variables: list[str]
