@@ -342,3 +342,35 @@ def test_asia_queries_in_state_names(asia):
     expected = sliced.sum(axis=tuple(range(1, sliced.ndim)))
     np.testing.assert_allclose(answer.to_numpy(), expected / expected.sum(), atol=1e-12)
     assert list(answer.index) == asia.states[names[0]]
+
+
+@pytest.mark.parametrize("name", list(NODES))
+def test_write_then_read_is_exact(name, tmp_path):
+    from dpgm.io import write_bif
+
+    network = read_bif(bn_path(name))
+    path = tmp_path / f"{name}.bif"
+    write_bif(network, path)
+    again = read_bif(path)
+    assert again.variables == network.variables and again.states == network.states
+    assert again.parents == network.parents and again.name == network.name
+    for v in network.variables:
+        np.testing.assert_array_equal(again.cpds[v], network.cpds[v])
+
+
+def test_awkward_state_names_survive_a_round_trip(tmp_path):
+    from dpgm.io import to_bif
+
+    states = {"age": ["<5", "12+", "5 to 11"], "lesion": ["Asy/Patch", "none, really"]}
+    rng = np.random.default_rng(0)
+    network = BayesianNetwork(
+        ["age", "lesion"],
+        states,
+        {"age": (), "lesion": ("age",)},
+        {"age": rng.dirichlet(np.ones(3)), "lesion": rng.dirichlet(np.ones(2), size=3)},
+        "awkward net",
+    )
+    again = parse_bif(to_bif(network))
+    assert again.states == states and again.name == "awkward net"
+    for v in network.variables:
+        np.testing.assert_array_equal(again.cpds[v], network.cpds[v])

@@ -28,7 +28,7 @@ import numpy as np
 from dpgm.errors import DataError
 from dpgm.models.bayesian_network import BayesianNetwork
 
-__all__ = ["BayesianNetwork", "parse_bif", "read_bif"]
+__all__ = ["BayesianNetwork", "parse_bif", "read_bif", "to_bif", "write_bif"]
 
 _ROW_TOLERANCE = 1e-3  # a CPT row may miss 1 by this much (files round to ~8 digits)
 
@@ -238,7 +238,11 @@ def _parse_probability(src, pos, header, body, body_pos, states) -> tuple[str, t
             row_pos.get(first, pos),
             f"probabilities of {child!r} given ({config}) sum to {sums[tuple(first)]:g}, not 1",
         )
-    return child, parents, cpd / sums[..., None]
+    # rows already summing to 1 within rounding are kept as written, so that what
+    # write_bif wrote reads back bit for bit; the others (files round to ~8 digits) are
+    # normalised
+    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * k
+    return child, parents, np.where(exact[..., None], cpd, cpd / sums[..., None])
 
 
 def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
@@ -301,3 +305,52 @@ def read_bif(path: str | PathLike[str]) -> BayesianNetwork:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     return parse_bif(text, str(path))
+
+
+_PLAIN_NAME = re.compile(r'[^\s,|(){};\[\]"]+')
+
+
+def _name(text: str) -> str:
+    """A variable or state name as BIF writes it: quoted unless it is one plain token."""
+    if _PLAIN_NAME.fullmatch(text):
+        return text
+    if '"' in text or "\n" in text:
+        raise DataError(f"the name {text!r} cannot be written to BIF (a quote or a newline)")
+    return f'"{text}"'
+
+
+def to_bif(network: BayesianNetwork) -> str:
+    """The network as BIF text that :func:`parse_bif` reads back exactly (``repr`` floats)."""
+    network.check()
+    lines = [f"network {_name(network.name or 'unknown')} {{", "}"]
+    for v in network.variables:
+        states = ", ".join(_name(str(s)) for s in network.states[v])
+        lines += [
+            f"variable {_name(v)} {{",
+            f"  type discrete [ {len(network.states[v])} ] {{ {states} }};",
+            "}",
+        ]
+    for v in network.variables:
+        parents = network.parents[v]
+        header = _name(v) + (" | " + ", ".join(_name(p) for p in parents) if parents else "")
+        lines.append(f"probability ( {header} ) {{")
+        cpd = np.asarray(network.cpds[v], dtype=np.float64)
+        if not parents:
+            lines.append("  table " + ", ".join(repr(float(x)) for x in cpd) + ";")
+        else:
+            table = cpd.reshape(-1, cpd.shape[-1])
+            configs = np.ndindex(*cpd.shape[:-1])
+            for config, row in zip(configs, table, strict=True):
+                names = ", ".join(_name(network.states[p][i]) for p, i in zip(parents, config))
+                lines.append(f"  ({names}) " + ", ".join(repr(float(x)) for x in row) + ";")
+        lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_bif(network: BayesianNetwork, path: str | PathLike[str]) -> None:
+    """Write the network as a ``.bif`` file, whole or not at all."""
+    from dpgm.files import atomic_write
+
+    text = to_bif(network)
+    with atomic_write(path) as handle:
+        handle.write(text)
