@@ -77,6 +77,7 @@ def discover(
     epsilon = check_epsilon(epsilon)
     delta = DEFAULT_DELTA if delta is None else check_delta(delta)
     asked = questions(spec)
+    _rehearse(spec, asked)
     filled = copy.deepcopy(dict(spec))
     filled.pop("note", None)
     budget = PrivacyBudget.approximate(epsilon, delta)
@@ -122,6 +123,33 @@ def discover(
     for name in {name for name, what in asked if what != "labels"}:
         _repair_bounds(columns[name])
     return Schema.from_json(filled), budget
+
+
+def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
+    """Raise, before any data are read, for what would make the schema invalid whatever is
+    learnt: the draft is built with stand-ins for the answers (constraints, which may name
+    labels still to be learnt, are left out)."""
+    trial = copy.deepcopy(dict(spec))
+    trial.pop("note", None)
+    trial.pop("constraints", None)
+    for name, what in asked:
+        column = trial["columns"][name]
+        if what == "labels":
+            column["labels"] = ["\x00stand-in"]
+        elif column["kind"] == "datetime":
+            column["lower"] = column.get("lower") or "2000-01-01"
+            column["upper"] = column.get("upper") or "2100-01-01"
+            column.setdefault("width", DEFAULT_WIDTH)  # as _repair_bounds will
+        else:
+            lower, upper = column.get("lower"), column.get("upper")
+            if lower is None and upper is None:
+                lower, upper = 0, 1e6
+            elif lower is None:
+                lower = upper - 1e6
+            elif upper is None:
+                upper = lower + 1e6
+            column["lower"], column["upper"] = lower, upper
+    Schema.from_json(trial)
 
 
 # -- post-processing of what was learnt (free) ---------------------------------------------------

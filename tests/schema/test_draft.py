@@ -134,3 +134,9 @@ def test_discovery_refuses_a_spend_beyond_its_budget():
     private_labels(["a"], 1.0, 1e-6, budget, 0)
     with pytest.raises(BudgetExceededError):
         private_labels(["a"], 0.1, 1e-7, budget, 0)
+
+
+def test_a_draft_invalid_whatever_is_learnt_fails_before_reading():
+    spec = {"columns": {"s": {"kind": "categorical"}, "n": {"kind": "numeric", "bins": 0}}}
+    with pytest.raises(DomainError, match="bins must be"):
+        discover(object(), spec, epsilon=1.0)  # never touched
