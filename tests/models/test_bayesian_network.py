@@ -124,3 +124,20 @@ def test_check_and_query_errors():
     rows = BayesianNetwork(["a"], {"a": ["x", "y"]}, {"a": ()}, {"a": np.array([0.5, 0.6])})
     with pytest.raises(DataError, match="not a distribution"):
         rows.check()
+
+
+def test_fit_mle_recovers_the_cpds_and_fills_unseen_rows_uniformly():
+    network = random_network(2)
+    frame = network.simulate(200_000, rng=5)
+    fitted = BayesianNetwork.fit_mle(network, frame)
+    for v in network.variables:
+        np.testing.assert_allclose(fitted.cpds[v], network.cpds[v], atol=0.02)
+    # one record: the seen parent configuration is its one-hot row, the others uniform
+    one = BayesianNetwork.fit_mle(network, frame.iloc[:1])
+    child = next(v for v in network.variables if network.parents[v])
+    rows = one.cpds[child].reshape(-1, one.cpds[child].shape[-1])
+    assert sum(np.allclose(r, 1 / r.size) for r in rows) == len(rows) - 1
+    smoothed = BayesianNetwork.fit_mle(network, frame.iloc[:1], pseudo_count=1.0)
+    assert (smoothed.cpds[child] > 0).all()
+    with pytest.raises(DataError, match="not one of its labels"):
+        BayesianNetwork.fit_mle(network, frame.assign(v0="nonsense"))

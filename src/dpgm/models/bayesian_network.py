@@ -127,6 +127,45 @@ class BayesianNetwork:
             records[:, column[v]] = np.minimum(drawn, k - 1)
         return Dataset(records, self.domain)
 
+    # -- learning (not private: for the data steward, tests and baselines) ---------------
+    @classmethod
+    def fit_mle(
+        cls,
+        structure: BayesianNetwork,
+        data: pd.DataFrame | Dataset,
+        pseudo_count: float = 0.0,
+    ) -> BayesianNetwork:
+        """The CPDs that maximise the likelihood of ``data`` on ``structure``'s DAG and states.
+
+        ``data`` has one column per variable holding state names (or is a Dataset over
+        :attr:`domain`). ``pseudo_count`` is added to every count; a parent configuration
+        never seen gets a uniform row. Reads the data without noise: not private (see
+        :mod:`dpgm.mechanisms` for the private learners).
+        """
+        from dpgm.schema import Categorical, Schema
+        from dpgm.validation import non_negative
+
+        pseudo_count = non_negative("pseudo_count", pseudo_count)
+        structure.topological_order()
+        if not isinstance(data, Dataset):
+            schema = Schema(Categorical(v, structure.states[v]) for v in structure.variables)
+            data = schema.encode(data)
+        elif data.domain != structure.domain:
+            raise DomainError("the data's domain is not the network's")
+        cpds = {}
+        for v in structure.variables:
+            counts = data.marginal((*structure.parents[v], v)) + pseudo_count
+            totals = counts.sum(axis=-1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cpds[v] = np.where(totals > 0, counts / totals, 1.0 / counts.shape[-1])
+        return cls(
+            list(structure.variables),
+            {v: list(structure.states[v]) for v in structure.variables},
+            dict(structure.parents),
+            cpds,
+            structure.name,
+        )
+
     # -- structure --------------------------------------------------------------------
     @property
     def graph(self) -> nx.DiGraph:
