@@ -4,7 +4,6 @@
 from dpgm import datasets, evaluation, inference, mechanisms, privacy, schema
 from dpgm._version import __version__ as __version__
 from dpgm.dataset import Dataset
-from dpgm.discover import discover
 from dpgm.domain import Domain
 from dpgm.errors import (
     BudgetExceededError,
@@ -39,7 +38,6 @@ __all__ = [
     "ModelTooLargeError",
     "PrivacyParameterError",
     "Schema",
-    "discover",
     "draft",
     "estimate",
 ]
