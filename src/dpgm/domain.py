@@ -218,6 +218,20 @@ class Domain:
             raise DomainError(f"code {value} of {attr!r} is outside 0..{size - 1}")
         return int(value)
 
+    def evidence(self, given: Mapping[str, object]) -> dict[str, list[int]]:
+        """Codes of ``given`` (``{attribute: label, or a list of labels}``; codes where the
+        attribute has no labels), sorted per attribute."""
+        if not isinstance(given, Mapping):
+            raise DomainError(f"given must be a mapping {{attribute: value}}, got {given!r}")
+        self.check(list(given))
+        codes = {}
+        for attr, value in given.items():
+            values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
+            if not values:
+                raise DomainError(f"given {attr!r}: an empty list of values")
+            codes[attr] = sorted({self.code(attr, v) for v in values})
+        return codes
+
     # -- container protocol -----------------------------------------------------------
     def __getitem__(self, attr: str) -> int:
         try:

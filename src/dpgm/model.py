@@ -119,20 +119,6 @@ class MarkovRandomField:
             tables[i] = tables[i] + mask.reshape(shape)
         return tables
 
-    def evidence(self, given: Mapping[str, object]) -> dict[str, list[int]]:
-        """Codes of ``given`` (``{attribute: label, or a list of labels}``; codes where the
-        attribute has no labels)."""
-        if not isinstance(given, Mapping):
-            raise DomainError(f"given must be a mapping {{attribute: value}}, got {given!r}")
-        self.domain.check(list(given))
-        codes = {}
-        for attr, value in given.items():
-            values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
-            if not values:
-                raise DomainError(f"given {attr!r}: an empty list of values")
-            codes[attr] = sorted({self.domain.code(attr, v) for v in values})
-        return codes
-
     def calibrate(self) -> Calibration:
         """Sum-product beliefs on the junction tree (computed once, then cached)."""
         if self._calibration is None:
@@ -152,7 +138,7 @@ class MarkovRandomField:
         """The cached calibration, or one with ``evidence`` (labels or codes) entered."""
         if not evidence:
             return self.calibrate()
-        tables = self.clique_log_potentials(self.evidence(evidence))
+        tables = self.clique_log_potentials(self.domain.evidence(evidence))
         calibration = self.plan.calibrate(tables, "sum")
         if not np.isfinite(calibration.log_partition):
             raise DataError(f"the evidence {dict(evidence)} has probability zero under the model")
@@ -249,7 +235,7 @@ class MarkovRandomField:
     def map(self, evidence: Mapping[str, object] | None = None) -> dict[str, int]:
         """The most probable record (given ``evidence``: labels or codes), as codes, by
         max-product message passing."""
-        tables = self.clique_log_potentials(self.evidence(evidence) if evidence else None)
+        tables = self.clique_log_potentials(self.domain.evidence(evidence) if evidence else None)
         cal = self.plan.calibrate(tables, "max")
         if not np.isfinite(cal.log_partition):
             raise DataError(

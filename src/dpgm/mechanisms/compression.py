@@ -160,7 +160,7 @@ class CompressedModel:
         gen = as_generator(rng)
         evidence = None
         if given:
-            evidence = MarkovRandomField.evidence(self, given)  # labels of the original domain
+            evidence = self.domain.evidence(given)  # labels of the original domain
             merged = [a for a in evidence if self.compressed.domain[a] != self.domain[a]]
             if merged:
                 raise DpgmError(
