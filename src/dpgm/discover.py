@@ -77,9 +77,12 @@ def discover(
     epsilon = check_epsilon(epsilon)
     delta = DEFAULT_DELTA if delta is None else check_delta(delta)
     asked = questions(spec)
-    _rehearse(spec, asked)
     filled = copy.deepcopy(dict(spec))
     filled.pop("note", None)
+    for name, _ in asked:  # a datetime column learnt without a width gets the draft's
+        if filled["columns"][name]["kind"] == "datetime":
+            filled["columns"][name].setdefault("width", DEFAULT_WIDTH)
+    _rehearse(filled, asked)
     budget = PrivacyBudget.approximate(epsilon, delta)
     if not asked:
         return Schema.from_json(filled), budget
@@ -130,7 +133,6 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
     learnt: the draft is built with stand-ins for the answers (constraints, which may name
     labels still to be learnt, are left out)."""
     trial = copy.deepcopy(dict(spec))
-    trial.pop("note", None)
     trial.pop("constraints", None)
     for name, what in asked:
         column = trial["columns"][name]
@@ -139,7 +141,6 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         elif column["kind"] == "datetime":
             column["lower"] = column.get("lower") or "2000-01-01"
             column["upper"] = column.get("upper") or "2100-01-01"
-            column.setdefault("width", DEFAULT_WIDTH)  # as _repair_bounds will
         else:
             lower, upper = column.get("lower"), column.get("upper")
             if lower is None and upper is None:
@@ -160,7 +161,6 @@ def _repair_bounds(column: dict[str, Any]) -> None:
         if upper <= lower:
             upper = lower + np.timedelta64(1, "D")
         column["lower"], column["upper"] = str(lower), str(upper)
-        column.setdefault("width", DEFAULT_WIDTH)
         return
     lower, upper = float(column["lower"]), float(column["upper"])
     if upper <= lower:
