@@ -15,10 +15,12 @@ Which sampler runs depends on public facts only, never on the data.
 
 Modules: :mod:`.accounting` (zCDP ↔ (ε, δ) conversions), :mod:`.budget` (the ledger),
 :mod:`.noise` (Laplace / Gaussian noise), :mod:`.measure` (noisy marginals),
-:mod:`.exponential` (private selection), :mod:`.policy` (δ policy, parameter checks, seeds).
+:mod:`.exponential` (private selection), :mod:`.amplification` (Poisson subsampling
+and its amplified cost), :mod:`.policy` (δ policy, parameter checks, seeds).
 """
 
 from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
+from dpgm.privacy.amplification import amplified_epsilon, poisson_subsample, subsample_epsilon
 from dpgm.privacy.budget import LedgerEntry, PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import (
@@ -33,6 +35,9 @@ from dpgm.privacy.policy import DEFAULT_DELTA, check_delta
 
 __all__ = [
     "DEFAULT_DELTA",
+    "amplified_epsilon",
+    "poisson_subsample",
+    "subsample_epsilon",
     "LedgerEntry",
     "PrivacyBudget",
     "cdp_delta",
