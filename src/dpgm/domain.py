@@ -142,8 +142,14 @@ class Domain:
     def project(self, attrs: Iterable[str]) -> Domain:
         """The sub-domain on ``attrs``, in the order given (with their labels)."""
         attrs = self.check(attrs)
-        labels = {a: self.labels[a] for a in attrs if a in self.labels}
-        return Domain(attrs, (self.shape[self._index[a]] for a in attrs), labels)
+        # this domain's sizes and labels were checked when it was made: copy them as they
+        # are (projection is on every inference path, where re-checking labels would cost)
+        sub = object.__new__(Domain)
+        sub.attrs = attrs
+        sub.shape = tuple(self.shape[self._index[a]] for a in attrs)
+        sub._index = {a: i for i, a in enumerate(attrs)}
+        sub.labels = {a: self.labels[a] for a in attrs if a in self.labels}
+        return sub
 
     def marginalize(self, attrs: Iterable[str]) -> Domain:
         """The sub-domain without ``attrs``."""
@@ -160,8 +166,10 @@ class Domain:
 
     def size(self, attrs: Iterable[str] | None = None) -> int:
         """Number of cells of the (sub-)domain."""
-        shape = self.shape if attrs is None else self.project(attrs).shape
-        return int(reduce(lambda x, y: x * y, shape, 1))
+        if attrs is None:
+            return int(reduce(lambda x, y: x * y, self.shape, 1))
+        return int(reduce(lambda x, y: x * y, (self.shape[self._index[a]] for a in
+                                               self.check(attrs)), 1))
 
     def merge(self, other: Domain) -> Domain:
         """Union of two domains: this one's attributes, then the new ones of ``other``."""

@@ -9,25 +9,16 @@ probability at most 1e-3 (Bonferroni; up to the chi-square approximation). The s
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bn_helpers import bn_path
 from brute_force import chi_square_pvalue
 
 from dpgm import DataError, Dataset, Domain
 from dpgm.io import BayesianNetwork, parse_bif, read_bif
 
-BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[2] / ".." / "shared/data/bn"))
 NODES = {"asia": 8, "sachs": 11, "child": 20, "alarm": 37}
-
-
-def bn_path(name: str) -> Path:
-    path = BN_DIR / f"{name}.bif"
-    if not path.exists():
-        pytest.skip(f"{path} not found (set DPGM_BN_DIR to the folder of the BIF files)")
-    return path
 
 
 @pytest.fixture(scope="module")

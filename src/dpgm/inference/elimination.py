@@ -79,3 +79,65 @@ def variable_elimination(
     if missing:
         raise DomainError(f"no factor mentions {missing}")
     return result.transpose(keep), scale
+
+
+def product_marginal(
+    tables: Sequence[np.ndarray], scopes: Sequence[Sequence[str]], keep: Sequence[str]
+) -> np.ndarray:
+    """Σ over every variable not in ``keep`` of the product of non-negative ``tables``.
+
+    ``tables[i]`` has one axis per name in ``scopes[i]``; the result has one axis per name
+    in ``keep`` (each must occur in some scope). The same elimination as
+    :func:`variable_elimination` in linear space (greedy: the variable whose elimination
+    makes the smallest table goes first), on bare arrays: for the many small queries
+    of a Bayesian network, where building factors and domains would cost more than the
+    arithmetic. The tables must not underflow in linear space (probabilities of a network
+    of moderate size are fine).
+    """
+    keep = tuple(keep)
+    sizes: dict[str, int] = {}
+    for table, scope in zip(tables, scopes, strict=True):
+        sizes.update(zip(scope, table.shape))
+    pool = {i: (np.asarray(t), tuple(s)) for i, (t, s) in enumerate(zip(tables, scopes))}
+    holders: dict[str, set[int]] = {}
+    for i, (_, scope) in pool.items():
+        for a in scope:
+            holders.setdefault(a, set()).add(i)
+    missing = [a for a in keep if a not in holders]
+    if missing:
+        raise DomainError(f"no table mentions {missing}")
+    todo = set(holders) - set(keep)
+    fresh = len(pool)
+
+    def scope_of(v: str) -> set[str]:
+        return {a for i in holders[v] for a in pool[i][1]}
+
+    # an elimination changes the cost of its neighbours only: keep the others
+    cost = {v: math.prod(sizes[a] for a in scope_of(v)) for v in todo}
+    while todo:
+        best = min(todo, key=lambda v: (cost[v], v))
+        best_scope = scope_of(best)
+        todo.discard(best)
+        touching = holders.pop(best)
+        out = tuple(sorted(best_scope - {best}))
+        pool[fresh] = (_contract([pool[i] for i in touching], out), out)
+        for i in touching:
+            for a in pool.pop(i)[1]:
+                if a != best:
+                    holders[a].discard(i)
+        for a in out:
+            holders[a].add(fresh)
+        fresh += 1
+        for a in out:
+            if a in todo:
+                cost[a] = math.prod(sizes[b] for b in scope_of(a))
+    return _contract(list(pool.values()), keep)
+
+
+def _contract(operands: list[tuple[np.ndarray, tuple[str, ...]]], out: tuple[str, ...]):
+    """The product of ``operands`` summed onto the axes ``out`` (one einsum call)."""
+    label: dict[str, int] = {}
+    args: list[object] = []
+    for table, scope in operands:
+        args += [table, [label.setdefault(a, len(label)) for a in scope]]
+    return np.einsum(*args, [label[a] for a in out])

@@ -1,9 +1,14 @@
 """A discrete Bayesian network: a DAG and one conditional probability table per node.
 
 State names are the domain's labels, so queries, MAP assignments and simulated records
-speak in them. Every query goes through the shared inference core: the network is turned
-into a :class:`~dpgm.model.MarkovRandomField` on its moral cliques (once, then cached) and
-answered on its junction tree.
+speak in them. Every query goes through the shared inference core. A probability query
+``P(X | E = e)`` first prunes what cannot matter (Koller & Friedman §9.3, 9.4): nodes that
+are neither in X ∪ E nor ancestors of them are barren (their CPDs sum to one), evidence
+is entered by slicing the CPDs, and what the evidence has cut off from X only scales the
+result; variable elimination (:mod:`dpgm.inference.elimination`) then runs on the few
+factors left. MPE queries and conditional sampling use the network's
+:class:`~dpgm.model.MarkovRandomField` on its moral cliques (built once, then cached) and
+its junction tree.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
+from dpgm.inference.elimination import product_marginal
 from dpgm.model import MarkovRandomField
 from dpgm.random import as_generator
 from dpgm.validation import integer
@@ -34,9 +40,12 @@ class BayesianNetwork:
 
     ``cpds[v]`` has shape ``(*parent sizes, size of v)`` with parents in ``parents[v]``
     order; each row (last axis) sums to 1. State ``k`` of ``v`` is ``states[v][k]``, and
-    records drawn by :meth:`sample` code it as the integer ``k``. The Markov random field
-    that answers queries is built on first use and kept: change the CPDs by making a new
-    network, not in place.
+    records drawn by :meth:`sample` code it as the integer ``k``. The domain and the Markov
+    random field that answers queries are built on first use and kept: change the
+    variables, states or CPDs by making a new network, not in place. ``total`` is the
+    number of records the network stands for (a learner's noisy estimate; 1 for a network
+    read from a file): :meth:`marginal` gives counts on that scale and
+    :meth:`synthetic_data` that many records by default.
     """
 
     variables: list[str]
@@ -44,14 +53,19 @@ class BayesianNetwork:
     parents: dict[str, tuple[str, ...]]
     cpds: dict[str, np.ndarray]
     name: str = ""
+    total: float = 1.0
     _model: MarkovRandomField | None = field(default=None, init=False, repr=False, compare=False)
+    _domain: Domain | None = field(default=None, init=False, repr=False, compare=False)
+    _indexes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def domain(self) -> Domain:
         """The public domain: one attribute per variable (file order), its states as labels."""
-        return Domain(
-            self.variables, [len(self.states[v]) for v in self.variables], self.states
-        )
+        if self._domain is None:  # built once: queries ask for it every time
+            self._domain = Domain(
+                self.variables, [len(self.states[v]) for v in self.variables], self.states
+            )
+        return self._domain
 
     def topological_order(self) -> list[str]:
         """Variables with every parent before its children (ties kept in file order)."""
@@ -164,6 +178,7 @@ class BayesianNetwork:
             dict(structure.parents),
             cpds,
             structure.name,
+            float(data.total),
         )
 
     # -- structure --------------------------------------------------------------------
@@ -216,8 +231,24 @@ class BayesianNetwork:
     def model(self) -> MarkovRandomField:
         """The network as a Markov random field (built once)."""
         if self._model is None:
-            self._model = self.to_markov_random_field()
+            self._model = self.to_markov_random_field(self.total)
         return self._model
+
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        """The marginal table on ``attrs`` (in the order given), scaled to :attr:`total`."""
+        return self.model.marginal(attrs)
+
+    def synthetic_data(
+        self,
+        n: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        given: Mapping[str, object] | None = None,
+    ) -> Dataset:
+        """Synthetic records (codes) whose marginals follow the network closely; ``n``
+        defaults to :attr:`total` rounded, ``given`` conditions exactly."""
+        if n is None:
+            n = max(int(round(self.total)), 0)
+        return self.model.synthetic_data(n, rng, given=given)
 
     def query(
         self,
@@ -237,15 +268,93 @@ class BayesianNetwork:
             return {v: self.query([v], evidence) for v in variables}
         import pandas as pd
 
-        table = self.model.marginal(variables, evidence=evidence)
-        table = table / table.sum()
+        table = self.probabilities(variables, evidence)
+        levels = [self._index(v) for v in variables]
         if len(variables) == 1:
-            index = pd.Index(list(self.states[variables[0]]), name=variables[0])
-        else:
-            index = pd.MultiIndex.from_product(
-                [list(self.states[v]) for v in variables], names=list(variables)
+            index = levels[0]
+        else:  # the codes of the C-order cells: faster than MultiIndex.from_product
+            codes = [c.ravel() for c in np.indices(table.shape)]
+            index = pd.MultiIndex(
+                levels=levels, codes=codes, names=list(variables), verify_integrity=False
             )
         return pd.Series(table.ravel(), index=index, name="probability")
+
+    def _index(self, variable: str) -> pd.Index:
+        """The states of ``variable`` as a pandas Index named after it (made once)."""
+        if variable not in self._indexes:
+            import pandas as pd
+
+            self._indexes[variable] = pd.Index(list(self.states[variable]), name=variable)
+        return self._indexes[variable]
+
+    def probabilities(
+        self, variables: Iterable[str], evidence: Mapping[str, object] | None = None
+    ) -> np.ndarray:
+        """``P(variables | evidence)`` as an array with one axis per variable (in order).
+
+        Evidence gives a state name (or code) per variable, or a list of them (the
+        evidence is then "one of these"). Raises :class:`DataError` if the evidence has
+        probability zero.
+        """
+        variables = self.domain.check(list(variables))
+        given = self.domain.evidence(evidence or {})
+        tables, scopes = self._pruned_factors(variables, given)
+        table = product_marginal(tables, scopes, variables)
+        total = table.sum()
+        if not total > 0:
+            raise DataError(f"the evidence {dict(evidence or {})} has probability zero")
+        return table / total
+
+    def _pruned_factors(
+        self, variables: tuple[str, ...], given: Mapping[str, list[int]]
+    ) -> tuple[list[np.ndarray], list[tuple[str, ...]]]:
+        """The CPDs that ``P(variables | given)`` depends on, with the evidence entered:
+        their tables and scopes."""
+        needed = set(variables) | set(given)
+        frontier = list(needed)
+        while frontier:  # the ancestral set: every other node is barren
+            for p in self.parents[frontier.pop()]:
+                if p not in needed:
+                    needed.add(p)
+                    frontier.append(p)
+        sliced = {a: codes[0] for a, codes in given.items() if len(codes) == 1}
+        tables, scopes = [], []
+        for v in self.variables:
+            if v not in needed:
+                continue
+            family = (*self.parents[v], v)
+            table = self.cpds[v]
+            kept = []
+            index: list[object] = []
+            for a in family:
+                if a in sliced:
+                    index.append(sliced[a])
+                elif a in given:  # a set of values: keep those
+                    index.append(np.asarray(given[a]))
+                    kept.append(a)
+                else:
+                    index.append(slice(None))
+                    kept.append(a)
+            if any(isinstance(i, np.ndarray) for i in index):
+                for axis, i in enumerate(index):  # one axis at a time: no fancy broadcasting
+                    if isinstance(i, np.ndarray):
+                        table = np.take(table, i, axis=axis)
+                        index[axis] = slice(None)
+            tables.append(table[tuple(index)])
+            scopes.append(set(kept))
+        # tables cut off from the query variables only scale the result: drop them
+        reach, grown = set(variables), True
+        while grown:
+            grown = False
+            for scope in scopes:
+                if scope & reach and not scope <= reach:
+                    reach |= scope
+                    grown = True
+        # (a scope keeps the CPD's axis order: the sets above are for reachability only)
+        return [t for t, s in zip(tables, scopes) if s & reach], [
+            tuple(a for a in (*self.parents[v], v) if a in s)
+            for v, s in zip([v for v in self.variables if v in needed], scopes) if s & reach
+        ]
 
     def map_query(
         self,
