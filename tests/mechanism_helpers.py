@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dpgm import Dataset, Domain, MarkovRandomField
+from dpgm.mechanisms import BN_LEARNERS, REGISTRY
 from dpgm.privacy import PrivacyBudget
+
+#: every learner that keeps the mechanism contract: the synthesizers and the CPD learners
+LEARNERS = {**REGISTRY, **BN_LEARNERS}
+
+#: a public structure over the conformance tests' attributes a, b, c, d (the CPD
+#: learners' structure); {a, d} is a family, so a constraint on a and d can hold
+STRUCTURE = {"a": (), "d": ("a",), "b": ("a",), "c": ("b", "d")}
 
 
 class Untouchable:
@@ -41,6 +49,8 @@ FAST = {
     "mwem": {"rounds": 3, "round_iters": 10, "iters": 30, "mw_passes": 2},
     "dualquery": {"samples": 5, "rounds": 4, "iters": 20},
     "hdmm": {"iters": 30},
+    "dind": {"iters": 30, "structure": STRUCTURE},
+    "data-dependent": {"iters": 30, "structure": STRUCTURE},
 }
 
 

@@ -2,6 +2,7 @@
 
 from dpgm.mechanisms.aim import AIM
 from dpgm.mechanisms.base import Mechanism
+from dpgm.mechanisms.bn_parameters import BNParameterLearner, DataDependentBN, DInd
 from dpgm.mechanisms.compression import DomainCompression
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
@@ -19,8 +20,18 @@ REGISTRY: dict[str, type[Mechanism]] = {
     "hdmm": HDMM,
 }
 
+#: the learners of a Bayesian network's CPDs on a public structure, by command-line name
+BN_LEARNERS: dict[str, type[BNParameterLearner]] = {
+    "dind": DInd,
+    "data-dependent": DataDependentBN,
+}
+
 __all__ = [
     "AIM",
+    "BN_LEARNERS",
+    "BNParameterLearner",
+    "DInd",
+    "DataDependentBN",
     "HDMM",
     "MST",
     "MWEM",

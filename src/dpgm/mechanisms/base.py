@@ -26,6 +26,7 @@ from dpgm.measurement import Measurement
 from dpgm.mechanisms.compression import CompressedModel
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory, check_rows
 from dpgm.model import MarkovRandomField
+from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
@@ -181,7 +182,9 @@ class Mechanism:
                 picks = generator.integers(len(result), size=rows)
                 records = Dataset(result.records[picks], result.domain)
         else:
-            if given and not isinstance(result, (MarkovRandomField, CompressedModel)):
+            if given and not isinstance(
+                result, (MarkovRandomField, CompressedModel, BayesianNetwork)
+            ):
                 raise ParameterError(
                     "given needs a graphical model; this estimator released tables: "
                     "use estimator='pgm'"
