@@ -222,17 +222,19 @@ def require_dataset(data: object) -> Dataset:
     )
 
 
-def read_table(path: str | PathLike[str]) -> pd.DataFrame:
+def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:
     """A CSV file (optionally compressed) as a DataFrame, or a one-line :class:`DataError`.
 
     Column names must be distinct: pandas would silently rename a repeated ``a`` to
-    ``a.1``, and the domain would then pick the wrong column.
+    ``a.1``, and the domain would then pick the wrong column. ``options`` go to
+    ``pandas.read_csv`` (``nrows=0`` reads the header only; ``dtype=str`` keeps values as
+    written).
     """
     import pandas as pd
 
     try:
         header = pd.read_csv(path, header=None, nrows=1, dtype=str)
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, **options)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: the file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

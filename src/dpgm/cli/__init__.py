@@ -1,4 +1,5 @@
-"""The ``dpgm`` command line: private synthetic data, and its evaluation.
+"""The ``dpgm`` command line: private synthetic data, and its evaluation (``dpgm bn``:
+Bayesian networks, in :mod:`dpgm.cli.bn`).
 
 Every run checks what it can before it reads the data (options, output path, domain,
 workload, memory), so a run that fails for a reason knowable in advance spends nothing.
@@ -607,6 +608,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
     )
     discover.set_defaults(run=_schema_discover)
+
+    from dpgm.cli.bn import add_commands
+
+    add_commands(commands, real=real, seed=seed, count=count, positive_count=positive_count,
+                 memory_size=memory_size)
     return parser
 
 

@@ -1,0 +1,267 @@
+"""``dpgm bn``: Bayesian networks on the command line — private fitting, queries, MAP, samples.
+
+``fit`` is the only command that reads sensitive data; it spends its budget through
+:mod:`dpgm.mechanisms.bn_parameters` and ends with the ledger line. ``query``, ``map`` and
+``sample`` read a released model (a BIF file) only: post-processing, free. Everything a
+command can check before reading the data (options, the output path, the structure, the
+columns) is checked first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+
+#: --method -> (learner name in dpgm.mechanisms.BN_LEARNERS, estimator)
+METHODS = {
+    "data-dependent": ("data-dependent", "original"),
+    "dind": ("dind", "original"),
+    "pgm": ("data-dependent", "pgm"),
+}
+_QUERY = re.compile(r"\s*P\s*\((?P<variables>[^|]*?)(?:\|(?P<evidence>.*))?\)\s*", re.DOTALL)
+
+
+def _say(message: str) -> None:
+    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
+
+
+def _pairs(items: Sequence[str] | None, flag: str) -> dict[str, str]:
+    """``NAME=state`` items (each may hold several, comma-separated) as a dict."""
+    from dpgm.errors import ParameterError
+
+    found: dict[str, str] = {}
+    for item in items or ():
+        for pair in item.split(","):
+            if not pair.strip():
+                continue
+            name, sep, state = pair.partition("=")
+            if not sep or not name.strip() or not state.strip():
+                raise ParameterError(f"{flag} takes VARIABLE=state, got {pair.strip()!r}")
+            if name.strip() in found:
+                raise ParameterError(f"{flag} gives {name.strip()!r} twice")
+            found[name.strip()] = state.strip()
+    return found
+
+
+def _checked_evidence(network, evidence: dict[str, str]) -> dict[str, str]:
+    """Evidence whose variables and states exist in ``network`` (one-line errors)."""
+    from dpgm.errors import DomainError
+
+    for name, state in evidence.items():
+        if name not in network.states:
+            raise DomainError(
+                f"{name!r} is not a variable of the network; it has {network.variables}"
+            )
+        if state not in network.states[name]:
+            raise DomainError(
+                f"{state!r} is not a state of {name!r}; its states are {network.states[name]}"
+            )
+    return evidence
+
+
+def parse_query(text: str) -> tuple[list[str], dict[str, str]]:
+    """``"P(A, B | C=c1, D=d2)"`` as (["A", "B"], {"C": "c1", "D": "d2"})."""
+    from dpgm.errors import ParameterError
+
+    match = _QUERY.fullmatch(text)
+    variables = [] if match is None else [
+        v.strip() for v in match.group("variables").split(",") if v.strip()
+    ]
+    if match is None or not variables:
+        raise ParameterError(
+            f"a query looks like \"P(A, B | C=c1, D=d2)\" (evidence optional), got {text!r}"
+        )
+    evidence = _pairs([match.group("evidence") or ""], "the evidence")
+    return variables, evidence
+
+
+def _read_network(path: str):
+    from dpgm.io import read_bif
+
+    return read_bif(path)
+
+
+# -- fit ----------------------------------------------------------------------------------------
+def _fit(args: argparse.Namespace) -> int:
+    from dpgm.cli import SEEDED_WARNING, _ledger_line, _write_ledger
+    from dpgm.dataset import read_table
+    from dpgm.errors import DataError
+    from dpgm.files import check_output
+    from dpgm.io import write_bif
+    from dpgm.mechanisms import BN_LEARNERS
+    from dpgm.schema import Categorical, Schema
+
+    name, estimator = METHODS[args.method]
+    options = {"estimator": estimator, "progress": _say, "max_memory": args.max_memory}
+    if args.iters is not None:
+        options["iters"] = args.iters
+    if name == "data-dependent":
+        options.update(beta=args.beta, stage_share=args.stage_share)
+    # everything knowable before reading the data is checked first
+    structure = _read_network(args.structure)
+    learner = BN_LEARNERS[name](args.epsilon, structure=structure, **options)
+    if args.seed is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    inputs = [args.structure, args.data]
+    out = check_output(args.out, force=args.force, inputs=inputs)
+    ledger = None
+    if args.ledger is not None:
+        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    # the structure's states are the public schema: DATA holds state names
+    schema = Schema(Categorical(v, structure.states[v]) for v in structure.variables)
+    learner.check(schema.domain)
+    header = list(read_table(args.data, nrows=0).columns)
+    missing = [v for v in structure.variables if v not in header]
+    extra = [c for c in header if c not in structure.states]
+    if missing or extra:
+        raise DataError(
+            f"{args.data} must have one column per node of the structure"
+            + (f"; missing: {missing}" if missing else "")
+            + (f"; not in the structure: {extra} (drop them)" if extra else "")
+        )
+    frame = read_table(args.data, dtype=str, keep_default_na=False)
+    _say(f"read {args.data}: {len(structure.variables)} variables")  # the count is private
+    network = learner.fit(frame, rng=args.seed, schema=schema)
+    network.name = structure.name
+    write_bif(network, out)
+    _say(f"wrote the private network ({args.method}) to {out}")
+    if ledger is not None:
+        _write_ledger(ledger, learner.budget)
+    print(_ledger_line(learner.budget))
+    return 0
+
+
+# -- query, map, sample (post-processing of a released model) -------------------------------------
+def _query(args: argparse.Namespace) -> int:
+    variables, evidence = parse_query(args.query)
+    network = _read_network(args.model)
+    table = network.query(variables, _checked_evidence(network, evidence))
+    rows = [
+        {"assignment": dict(zip(variables, key if isinstance(key, tuple) else (key,))),
+         "probability": float(p)}
+        for key, p in table.items()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
+    print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
+    frame = table.reset_index()
+    print(frame.to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+    return 0
+
+
+def _map(args: argparse.Namespace) -> int:
+    from dpgm.errors import DomainError
+
+    network = _read_network(args.model)
+    evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
+    variables = None
+    if args.variables is not None:
+        variables = [v.strip() for v in args.variables.split(",") if v.strip()]
+        unknown = [v for v in variables if v not in network.states]
+        if unknown or not variables:
+            raise DomainError(f"--variables names no variable of the network: {unknown}")
+    best = network.map_query(variables, evidence)
+    if args.json:
+        print(json.dumps(best, indent=2))
+    else:
+        width = max(len(v) for v in best) if best else 0
+        for variable, state in best.items():
+            print(f"{variable:<{width}}  {state}")
+    return 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from dpgm.cli import _check_format, _check_rows, _write_table
+    from dpgm.files import check_output
+    from dpgm.memory import DEFAULT_MAX_MEMORY
+
+    out = check_output(args.out, force=args.force, inputs=[args.model])
+    _check_format(args.out)
+    network = _read_network(args.model)
+    evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
+    _check_rows(args.rows, len(network.variables), DEFAULT_MAX_MEMORY)
+    frame = network.simulate(args.rows, evidence or None, rng=args.seed)
+    _write_table(frame, out)
+    _say(f"wrote {len(frame)} records to {out}")
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------------------------
+def add_commands(commands, *, real, seed, count, positive_count, memory_size) -> None:
+    """Add ``bn fit|query|map|sample`` to the ``dpgm`` parser's subcommands."""
+    bn = commands.add_parser("bn", help="Bayesian networks: private fit, query, map, sample")
+    sub = bn.add_subparsers(dest="bn_command", required=True, parser_class=type(bn))
+
+    fit = sub.add_parser(
+        "fit", help="learn a network's CPDs privately on a public structure (spends budget)"
+    )
+    fit.add_argument("structure", help="BIF file of the public structure (its CPDs are ignored)")
+    fit.add_argument("data", help="CSV with one column per node holding state names")
+    fit.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
+    fit.add_argument(
+        "--method",
+        choices=sorted(METHODS),
+        default="data-dependent",
+        help="data-dependent: Algorithm 2 of Roy Chowdhury et al.; dind: epsilon/n per node; "
+        "pgm: Algorithm 2's tables estimated jointly by Private-PGM (default: data-dependent)",
+    )
+    fit.add_argument(
+        "--beta", type=real, default=0.1,
+        help="data-dependent and pgm: the Stage-I sampling rate (default: 0.1)",
+    )
+    fit.add_argument(
+        "--stage-share", type=real, default=0.1,
+        help="data-dependent and pgm: the share of epsilon spent by Stage I (default: 0.1)",
+    )
+    fit.add_argument(
+        "--iters", type=positive_count, default=None,
+        help="pgm: estimation iterations (default: 500)",
+    )
+    fit.add_argument(
+        "--seed", type=seed, default=None,
+        help="makes the run reproducible, for research only (default: none, exact samplers)",
+    )
+    fit.add_argument("--max-memory", type=memory_size, default=None,
+                     help="memory limit for the tables (default: half this machine's RAM)")
+    fit.add_argument("--out", required=True, help="where to write the private network (.bif)")
+    fit.add_argument("--ledger", default=None, help="also write the ledger as JSON")
+    fit.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    fit.set_defaults(run=_fit)
+
+    query = sub.add_parser("query", help="probabilities from a network, in state names")
+    query.add_argument("model", help="BIF file of the network")
+    query.add_argument("query", help='e.g. "P(A, B | C=c1, D=d2)" (evidence optional)')
+    query.add_argument("--json", action="store_true",
+                       help='print [{"assignment": {...}, "probability": p}, ...]')
+    query.set_defaults(run=_query)
+
+    best = sub.add_parser("map", help="the most probable states given evidence")
+    best.add_argument("model", help="BIF file of the network")
+    best.add_argument(
+        "--variables", default=None,
+        help="A,B: the most probable joint state of these (marginal MAP); default: every "
+        "variable without evidence (MPE)",
+    )
+    best.add_argument("--evidence", action="append", default=None, metavar="VARIABLE=state",
+                      help="observed states (repeatable, or comma-separated)")
+    best.add_argument("--json", action="store_true", help="print {variable: state}")
+    best.set_defaults(run=_map)
+
+    sample = sub.add_parser("sample", help="records drawn from a network, in state names")
+    sample.add_argument("model", help="BIF file of the network")
+    sample.add_argument("--rows", type=count, required=True, help="how many records")
+    sample.add_argument("--evidence", action="append", default=None, metavar="VARIABLE=state",
+                        help="draw from the posterior given these states (exact; repeatable)")
+    sample.add_argument(
+        "--seed", type=seed, default=None,
+        help="makes the sample reproducible (sampling a released model is post-processing; "
+        "default: none)",
+    )
+    sample.add_argument("--out", required=True, help="where to write the records (.csv)")
+    sample.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    sample.set_defaults(run=_sample)
