@@ -314,3 +314,42 @@ def test_structure_forms_and_their_errors():
         bp.structure_parents(network, wrong)
     with pytest.raises(ParameterError, match="structure must be"):
         DInd(1.0, structure=[("a", "b")])
+
+
+# -- our allocation: the expected CPD error ------------------------------------------------------
+def test_expected_error_allocation_is_feasible_and_a_minimum():
+    rng = np.random.default_rng(5)
+    sizes = [2, 3, 4, 2]
+    counts = [rng.uniform(5, 3000, size=int(q)) for q in (1, 4, 6, 12)]
+    total = 0.9
+    eps = bp.allocate_expected_error(total, sizes, counts)
+    assert np.all(eps > 0) and eps.sum() == pytest.approx(total, rel=1e-12)
+
+    def mean_error(budgets):
+        return float(np.mean(bp.expected_column_error(np.asarray(budgets), np.asarray(sizes),
+                                                      counts)))
+
+    best = mean_error(eps)
+    for _ in range(200):  # no feasible point nearby or far does better
+        other = eps * np.exp(rng.normal(0, 0.3, size=4))
+        assert best <= mean_error(total * other / other.sum()) + 1e-12
+    assert best < mean_error(np.full(4, total / 4))
+    # a node whose columns have far fewer records needs more budget
+    few = bp.allocate_expected_error(total, [2, 2], [np.full(3, 50.0), np.full(3, 5000.0)])
+    assert few[0] > few[1]
+
+
+def test_expected_column_error_model():
+    # z = 2k/(eps C) = 2*2/(1*4) = 1 -> 1/2; and near 0 for a huge count
+    got = bp.expected_column_error(np.array([1.0, 1.0]), np.array([2, 2]),
+                                   [np.array([4.0]), np.array([4e9])])
+    np.testing.assert_allclose(got, [0.5, 1e-9], rtol=1e-6)
+
+
+def test_the_error_allocation_runs_and_spends_exactly(asia_data):
+    learner = DataDependentBN(1.0, structure=load("asia"), allocation="error")
+    learner.fit(asia_data, rng=2).check()
+    assert math.fsum(learner.allocation.values()) == pytest.approx(0.9, rel=1e-12)
+    assert learner.budget.spent_epsilon == pytest.approx(1.0, rel=1e-12)
+    with pytest.raises(ParameterError, match="allocation must be one of"):
+        DataDependentBN(1.0, structure=load("asia"), allocation="best")
