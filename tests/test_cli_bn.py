@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from bn_helpers import bn_path, load
+from bn_helpers import bn_path, load, to_xmlbif
 
 from dpgm.cli import main
 from dpgm.cli.bn import parse_query
@@ -31,11 +31,12 @@ def one_line_error(capsys, status, needle):
     assert err[-1].startswith("dpgm: error:") and needle in err[-1], err
 
 
-@pytest.mark.parametrize("method", ["data-dependent", "dind", "pgm"])
-def test_fit_writes_a_network_and_the_ledger_line(asia_csv, tmp_path, capsys, method):
+@pytest.mark.parametrize(("method", "extra"), [("data-dependent", ["--beta", "0.2"]),
+                                              ("dind", []), ("pgm", ["--allocation", "error"])])
+def test_fit_writes_a_network_and_the_ledger_line(asia_csv, tmp_path, capsys, method, extra):
     out = tmp_path / "private.bif"
     argv = ["bn", "fit", str(bn_path("asia")), str(asia_csv), "--epsilon", "1",
-            "--method", method, "--seed", "3", "--out", str(out), "--iters", "50"]
+            "--method", method, *extra, "--seed", "3", "--out", str(out), "--iters", "50"]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.out.strip().splitlines()[-1] == "privacy spent: epsilon=1 delta=0"
@@ -57,6 +58,9 @@ def test_fit_checks_before_reading(asia_csv, tmp_path, capsys):
     assert out.read_text() == "keep me"
     one_line_error(capsys, main([*base[:-1], "0", "--out", str(tmp_path / "y.bif")]),
                    "epsilon must be > 0")
+    one_line_error(capsys, main([*base, "--method", "dind", "--allocation", "error",
+                                 "--out", str(tmp_path / "y.bif")]),
+                   "--allocation applies to --method data-dependent or pgm")
     wrong = tmp_path / "wrong.csv"
     pd.DataFrame({"asia": ["yes"], "x": ["1"]}).to_csv(wrong, index=False)
     status = main(["bn", "fit", str(bn_path("asia")), str(wrong), "--epsilon", "1",
@@ -143,3 +147,12 @@ def test_fit_on_alarm_is_quick_and_valid(tmp_path, capsys):
     assert main(["bn", "fit", str(bn_path("alarm")), str(data), "--epsilon", "1",
                  "--out", str(out)]) == 0
     read_bif(out).check()
+
+
+def test_an_xmlbif_model_is_read_by_its_extension(tmp_path, capsys):
+    path = tmp_path / "asia.xml"
+    path.write_text(to_xmlbif(load("asia")))
+    assert main(["bn", "query", str(path), "P(lung | smoke=yes)", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["probability"] == pytest.approx(load("asia").query(["lung"],
+                                                                      {"smoke": "yes"})["yes"])

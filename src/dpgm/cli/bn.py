@@ -79,8 +79,11 @@ def parse_query(text: str) -> tuple[list[str], dict[str, str]]:
 
 
 def _read_network(path: str):
-    from dpgm.io import read_bif
+    """A network from a BIF file, or an XMLBIF one (``.xml``, ``.xmlbif``)."""
+    from dpgm.io import read_bif, read_xmlbif
 
+    if str(path).lower().endswith((".xml", ".xmlbif")):
+        return read_xmlbif(path)
     return read_bif(path)
 
 
@@ -98,8 +101,16 @@ def _fit(args: argparse.Namespace) -> int:
     options = {"estimator": estimator, "progress": _say, "max_memory": args.max_memory}
     if args.iters is not None:
         options["iters"] = args.iters
+    stage = {"beta": args.beta, "stage_share": args.stage_share, "allocation": args.allocation}
+    given = {k: v for k, v in stage.items() if v is not None}
     if name == "data-dependent":
-        options.update(beta=args.beta, stage_share=args.stage_share)
+        options.update(given)
+    elif given:
+        from dpgm.errors import ParameterError
+
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ParameterError(f"{flags} {verb} to --method data-dependent or pgm, not dind")
     # everything knowable before reading the data is checked first
     structure = _read_network(args.structure)
     learner = BN_LEARNERS[name](args.epsilon, structure=structure, **options)
@@ -200,7 +211,10 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
     fit = sub.add_parser(
         "fit", help="learn a network's CPDs privately on a public structure (spends budget)"
     )
-    fit.add_argument("structure", help="BIF file of the public structure (its CPDs are ignored)")
+    fit.add_argument(
+        "structure",
+        help="BIF (or XMLBIF .xml) file of the public structure (its CPDs are ignored)",
+    )
     fit.add_argument("data", help="CSV with one column per node holding state names")
     fit.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
     fit.add_argument(
@@ -211,12 +225,17 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
         "pgm: Algorithm 2's tables estimated jointly by Private-PGM (default: data-dependent)",
     )
     fit.add_argument(
-        "--beta", type=real, default=0.1,
+        "--beta", type=real, default=None,
         help="data-dependent and pgm: the Stage-I sampling rate (default: 0.1)",
     )
     fit.add_argument(
-        "--stage-share", type=real, default=0.1,
+        "--stage-share", type=real, default=None,
         help="data-dependent and pgm: the share of epsilon spent by Stage I (default: 0.1)",
+    )
+    fit.add_argument(
+        "--allocation", choices=("paper", "error"), default=None,
+        help="data-dependent and pgm: the split of epsilon over the nodes, Eq. 10 of the "
+        "paper, or ours, which minimises the expected CPD error (default: paper)",
     )
     fit.add_argument(
         "--iters", type=positive_count, default=None,

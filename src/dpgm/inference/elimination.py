@@ -81,18 +81,27 @@ def variable_elimination(
     return result.transpose(keep), scale
 
 
+#: a hinted elimination order is followed while its tables stay below this many cells
+#: (or the largest input table); past it, the greedy order takes over
+_HINT_CELLS = 1 << 16
+
+
 def product_marginal(
-    tables: Sequence[np.ndarray], scopes: Sequence[Sequence[str]], keep: Sequence[str]
+    tables: Sequence[np.ndarray],
+    scopes: Sequence[Sequence[str]],
+    keep: Sequence[str],
+    order: Sequence[str] | None = None,
 ) -> np.ndarray:
     """Σ over every variable not in ``keep`` of the product of non-negative ``tables``.
 
     ``tables[i]`` has one axis per name in ``scopes[i]``; the result has one axis per name
     in ``keep`` (each must occur in some scope). The same elimination as
-    :func:`variable_elimination` in linear space (greedy: the variable whose elimination
-    makes the smallest table goes first), on bare arrays: for the many small queries
-    of a Bayesian network, where building factors and domains would cost more than the
-    arithmetic. The tables must not underflow in linear space (probabilities of a network
-    of moderate size are fine).
+    :func:`variable_elimination` in linear space, on bare arrays: for the many small
+    queries of a Bayesian network, where building factors and domains would cost more
+    than the arithmetic. Variables go in ``order`` (a hint, e.g. children before parents,
+    which costs nothing to choose) while its tables stay small, then greedily (the
+    variable whose elimination makes the smallest table first). The tables must not
+    underflow in linear space (probabilities of a network of moderate size are fine).
     """
     keep = tuple(keep)
     sizes: dict[str, int] = {}
@@ -107,16 +116,25 @@ def product_marginal(
     if missing:
         raise DomainError(f"no table mentions {missing}")
     todo = set(holders) - set(keep)
+    hinted = [v for v in reversed(order or ()) if v in todo]  # a stack: next one last
+    limit = max([_HINT_CELLS, *(t.size for t, _ in pool.values())])
     fresh = len(pool)
 
     def scope_of(v: str) -> set[str]:
         return {a for i in holders[v] for a in pool[i][1]}
 
-    # an elimination changes the cost of its neighbours only: keep the others
-    cost = {v: math.prod(sizes[a] for a in scope_of(v)) for v in todo}
+    cost: dict[str, int] = {}  # greedy costs, once the hint is given up
     while todo:
-        best = min(todo, key=lambda v: (cost[v], v))
-        best_scope = scope_of(best)
+        best = hinted.pop() if hinted else None
+        if best is not None:
+            best_scope = scope_of(best)
+            if math.prod(sizes[a] for a in best_scope) > limit:
+                hinted, best = [], None
+        if best is None:
+            if not cost:  # an elimination changes its neighbours' costs only: keep the rest
+                cost = {v: math.prod(sizes[a] for a in scope_of(v)) for v in todo}
+            best = min(todo, key=lambda v: (cost[v], v))
+            best_scope = scope_of(best)
         todo.discard(best)
         touching = holders.pop(best)
         out = tuple(sorted(best_scope - {best}))
@@ -128,9 +146,10 @@ def product_marginal(
         for a in out:
             holders[a].add(fresh)
         fresh += 1
-        for a in out:
-            if a in todo:
-                cost[a] = math.prod(sizes[b] for b in scope_of(a))
+        if cost:
+            for a in out:
+                if a in todo:
+                    cost[a] = math.prod(sizes[b] for b in scope_of(a))
     return _contract(list(pool.values()), keep)
 
 

@@ -238,11 +238,18 @@ def _parse_probability(src, pos, header, body, body_pos, states) -> tuple[str, t
             row_pos.get(first, pos),
             f"probabilities of {child!r} given ({config}) sum to {sums[tuple(first)]:g}, not 1",
         )
-    # rows already summing to 1 within rounding are kept as written, so that what
-    # write_bif wrote reads back bit for bit; the others (files round to ~8 digits) are
-    # normalised
-    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * k
-    return child, parents, np.where(exact[..., None], cpd, cpd / sums[..., None])
+    return child, parents, rounded_rows(cpd)
+
+
+def rounded_rows(cpd: np.ndarray) -> np.ndarray:
+    """A CPD read from a file, its rows (last axis) normalised where they miss 1.
+
+    Rows already summing to 1 within rounding are kept as written, so that what a writer
+    wrote reads back bit for bit; the others (files round to ~8 digits) are normalised.
+    """
+    sums = cpd.sum(axis=-1)
+    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * cpd.shape[-1]
+    return np.where(exact[..., None], cpd, cpd / sums[..., None])
 
 
 def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:

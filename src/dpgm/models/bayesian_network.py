@@ -57,6 +57,7 @@ class BayesianNetwork:
     _model: MarkovRandomField | None = field(default=None, init=False, repr=False, compare=False)
     _domain: Domain | None = field(default=None, init=False, repr=False, compare=False)
     _indexes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _hint: list | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def domain(self) -> Domain:
@@ -298,18 +299,24 @@ class BayesianNetwork:
         """
         variables = self.domain.check(list(variables))
         given = self.domain.evidence(evidence or {})
-        tables, scopes = self._pruned_factors(variables, given)
-        table = product_marginal(tables, scopes, variables)
-        total = table.sum()
+        (tables, scopes), (cut, cut_scopes) = self._pruned_factors(variables, given)
+        order = self._elimination_hint()
+        table = product_marginal(tables, scopes, variables, order)
+        # the tables cut off from the variables only scale the answer, unless by zero
+        total = table.sum() * (product_marginal(cut, cut_scopes, (), order) if cut else 1.0)
         if not total > 0:
             raise DataError(f"the evidence {dict(evidence or {})} has probability zero")
-        return table / total
+        return table / table.sum()
 
-    def _pruned_factors(
-        self, variables: tuple[str, ...], given: Mapping[str, list[int]]
-    ) -> tuple[list[np.ndarray], list[tuple[str, ...]]]:
-        """The CPDs that ``P(variables | given)`` depends on, with the evidence entered:
-        their tables and scopes."""
+    def _elimination_hint(self) -> list[str]:
+        """Children before parents: on an ancestral set a good order that costs nothing."""
+        if self._hint is None:
+            self._hint = self.topological_order()[::-1]
+        return self._hint
+
+    def _pruned_factors(self, variables: tuple[str, ...], given: Mapping[str, list[int]]):
+        """The CPDs ``P(variables | given)`` depends on, with the evidence entered, as
+        (tables, scopes); and the tables the evidence cuts off from the variables."""
         needed = set(variables) | set(given)
         frontier = list(needed)
         while frontier:  # the ancestral set: every other node is barren
@@ -322,39 +329,32 @@ class BayesianNetwork:
         for v in self.variables:
             if v not in needed:
                 continue
-            family = (*self.parents[v], v)
             table = self.cpds[v]
             kept = []
             index: list[object] = []
-            for a in family:
+            for axis, a in enumerate((*self.parents[v], v)):
                 if a in sliced:
                     index.append(sliced[a])
-                elif a in given:  # a set of values: keep those
-                    index.append(np.asarray(given[a]))
-                    kept.append(a)
-                else:
-                    index.append(slice(None))
-                    kept.append(a)
-            if any(isinstance(i, np.ndarray) for i in index):
-                for axis, i in enumerate(index):  # one axis at a time: no fancy broadcasting
-                    if isinstance(i, np.ndarray):
-                        table = np.take(table, i, axis=axis)
-                        index[axis] = slice(None)
+                    continue
+                if a in given:  # a set of states: keep those (one axis at a time)
+                    table = np.take(table, given[a], axis=axis)
+                index.append(slice(None))
+                kept.append(a)
             tables.append(table[tuple(index)])
-            scopes.append(set(kept))
-        # tables cut off from the query variables only scale the result: drop them
+            scopes.append(tuple(kept))
         reach, grown = set(variables), True
         while grown:
             grown = False
             for scope in scopes:
-                if scope & reach and not scope <= reach:
-                    reach |= scope
+                if not reach.isdisjoint(scope) and not reach.issuperset(scope):
+                    reach.update(scope)
                     grown = True
-        # (a scope keeps the CPD's axis order: the sets above are for reachability only)
-        return [t for t, s in zip(tables, scopes) if s & reach], [
-            tuple(a for a in (*self.parents[v], v) if a in s)
-            for v, s in zip([v for v in self.variables if v in needed], scopes) if s & reach
-        ]
+        linked = [not reach.isdisjoint(scope) for scope in scopes]
+        return (
+            ([t for t, k in zip(tables, linked) if k], [s for s, k in zip(scopes, linked) if k]),
+            ([t for t, k in zip(tables, linked) if not k],
+             [s for s, k in zip(scopes, linked) if not k]),
+        )
 
     def map_query(
         self,
