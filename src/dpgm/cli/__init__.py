@@ -250,10 +250,15 @@ def _synth(args: argparse.Namespace) -> int:
         synthetic = synthetic.to_pandas()
     _write_table(synthetic, out)
     _say(f"wrote {len(synthetic)} synthetic records to {out}")
-    if ledger is not None:
-        _write_ledger(ledger, mechanism.budget)
-    print(_ledger_line(mechanism.budget))
+    report_spend(mechanism.budget, ledger)
     return 0
+
+
+def report_spend(budget, ledger) -> None:
+    """End a run that spent budget: the ledger file where asked for, and the ledger line."""
+    if ledger is not None:
+        _write_ledger(ledger, budget)
+    print(_ledger_line(budget))
 
 
 def _write_ledger(path, budget) -> None:

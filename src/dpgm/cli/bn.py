@@ -89,7 +89,7 @@ def _read_network(path: str):
 
 # -- fit ----------------------------------------------------------------------------------------
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli import SEEDED_WARNING, _ledger_line, _write_ledger
+    from dpgm.cli import SEEDED_WARNING, report_spend
     from dpgm.dataset import read_table
     from dpgm.errors import DataError
     from dpgm.files import check_output
@@ -139,9 +139,7 @@ def _fit(args: argparse.Namespace) -> int:
     network.name = structure.name
     write_bif(network, out)
     _say(f"wrote the private network ({args.method}) to {out}")
-    if ledger is not None:
-        _write_ledger(ledger, learner.budget)
-    print(_ledger_line(learner.budget))
+    report_spend(learner.budget, ledger)
     return 0
 
 

@@ -295,11 +295,24 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
             parents[child], cpds[child] = pars, cpd
     except _MissingSemicolon as exc:
         raise src.error(exc.pos, f"missing ';' after {exc.text!r}") from None
+    return assemble(origin, states, parents, cpds, name, "probability block")
+
+
+def assemble(
+    origin: str,
+    states: dict[str, list[str]],
+    parents: dict[str, tuple[str, ...]],
+    cpds: dict[str, np.ndarray],
+    name: str,
+    block: str,
+) -> BayesianNetwork:
+    """The network of a parsed file, in its declaration order; ``block`` names what each
+    variable needs (for the error when one has none)."""
     if not states:
         raise DataError(f"{origin}: no variables declared")
     missing = [v for v in states if v not in cpds]
     if missing:
-        raise DataError(f"{origin}: no probability block for {missing}")
+        raise DataError(f"{origin}: no {block} for {missing}")
     network = BayesianNetwork(
         list(states), states, {v: parents[v] for v in states}, {v: cpds[v] for v in states}, name
     )

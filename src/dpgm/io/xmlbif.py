@@ -20,7 +20,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from dpgm.errors import DataError
-from dpgm.io.bif import _ROW_TOLERANCE, rounded_rows
+from dpgm.io.bif import _ROW_TOLERANCE, assemble, rounded_rows
 from dpgm.models.bayesian_network import BayesianNetwork
 
 __all__ = ["parse_xmlbif", "read_xmlbif"]
@@ -52,8 +52,6 @@ def parse_xmlbif(text: str, origin: str = "<string>") -> BayesianNetwork:
         if not outcomes or len(set(outcomes)) != len(outcomes):
             raise DataError(f"{origin}: variable {var!r} needs distinct <OUTCOME>s")
         states[var] = outcomes
-    if not states:
-        raise DataError(f"{origin}: no variables declared")
     parents: dict[str, tuple[str, ...]] = {}
     cpds: dict[str, np.ndarray] = {}
     for definition in network.findall("DEFINITION"):
@@ -81,14 +79,7 @@ def parse_xmlbif(text: str, origin: str = "<string>") -> BayesianNetwork:
         ).any():
             raise DataError(f"{origin}: a distribution of {child!r} does not sum to 1")
         parents[child], cpds[child] = given, rounded_rows(cpd)
-    missing = [v for v in states if v not in cpds]
-    if missing:
-        raise DataError(f"{origin}: no <DEFINITION> for {missing}")
-    result = BayesianNetwork(
-        list(states), states, {v: parents[v] for v in states}, {v: cpds[v] for v in states}, name
-    )
-    result.topological_order()  # raises on a directed cycle
-    return result
+    return assemble(origin, states, parents, cpds, name, "<DEFINITION>")
 
 
 def read_xmlbif(path: str | PathLike[str]) -> BayesianNetwork:
