@@ -25,7 +25,7 @@ from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
 from dpgm.inference.elimination import product_marginal
 from dpgm.model import MarkovRandomField
-from dpgm.random import as_generator
+from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer
 
 if TYPE_CHECKING:
@@ -240,15 +240,11 @@ class BayesianNetwork:
         return self.model.marginal(attrs)
 
     def synthetic_data(
-        self,
-        n: int | None = None,
-        rng: np.random.Generator | int | None = None,
-        given: Mapping[str, object] | None = None,
+        self, n: int | None = None, rng: RngLike = None, given: Mapping | None = None
     ) -> Dataset:
-        """Synthetic records (codes) whose marginals follow the network closely; ``n``
-        defaults to :attr:`total` rounded, ``given`` conditions exactly."""
-        if n is None:
-            n = max(int(round(self.total)), 0)
+        """Synthetic records (codes) that follow the network closely: its Markov random
+        field's :meth:`~dpgm.model.MarkovRandomField.synthetic_data` (``n`` defaults to
+        :attr:`total` rounded; ``given`` conditions exactly)."""
         return self.model.synthetic_data(n, rng, given=given)
 
     def query(
