@@ -202,3 +202,17 @@ def test_product_marginal_follows_a_hint_and_gives_up_a_bad_one():
     dense = np.einsum("ha,hb->a", tables[0], np.prod(
         [t.sum(axis=1) for t in tables[1:]], axis=0)[:, None])
     np.testing.assert_allclose(expected, dense, rtol=1e-12)
+
+
+def test_product_marginal_beyond_einsums_52_labels():
+    from dpgm.inference.elimination import product_marginal
+
+    rng = np.random.default_rng(2)
+    names = [f"v{i}" for i in range(60)]  # a chain of 60 variables
+    scopes = [(a, b) for a, b in zip(names, names[1:])]
+    tables = [rng.random((2, 2)) for _ in scopes]
+    expected = tables[0]
+    for t in tables[1:]:
+        expected = expected @ t
+    got = product_marginal(tables, scopes, (names[0], names[-1]), order=names[1:-1])
+    np.testing.assert_allclose(got, expected, rtol=1e-10)

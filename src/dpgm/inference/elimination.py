@@ -103,29 +103,34 @@ def product_marginal(
     variable whose elimination makes the smallest table first). The tables must not
     underflow in linear space (probabilities of a network of moderate size are fine).
     """
-    keep = tuple(keep)
-    sizes: dict[str, int] = {}
-    for table, scope in zip(tables, scopes, strict=True):
-        sizes.update(zip(scope, table.shape))
-    pool = {i: (np.asarray(t), tuple(s)) for i, (t, s) in enumerate(zip(tables, scopes))}
-    holders: dict[str, set[int]] = {}
-    for i, (_, scope) in pool.items():
-        for a in scope:
-            holders.setdefault(a, set()).add(i)
-    missing = [a for a in keep if a not in holders]
+    # variables by number: einsum takes the numbers as axis labels (fewer than 52 of them)
+    ids: dict[str, int] = {}
+    numbered = [[ids.setdefault(a, len(ids)) for a in scope] for scope in scopes]
+    missing = [a for a in keep if a not in ids]
     if missing:
         raise DomainError(f"no table mentions {missing}")
-    todo = set(holders) - set(keep)
-    hinted = [v for v in reversed(order or ()) if v in todo]  # a stack: next one last
+    sizes = [0] * len(ids)
+    pool: dict[int, tuple[np.ndarray, list[int]]] = {}
+    holders: list[set[int]] = [set() for _ in ids]
+    for i, (table, scope) in enumerate(zip(tables, numbered, strict=True)):
+        table = np.asarray(table)
+        pool[i] = (table, scope)
+        for a, size in zip(scope, table.shape):
+            sizes[a] = size
+            holders[a].add(i)
+    kept = [ids[a] for a in keep]
+    todo = set(range(len(ids))) - set(kept)
+    hinted = [ids[v] for v in reversed(order or ()) if v in ids and ids[v] in todo]
     limit = max([_HINT_CELLS, *(t.size for t, _ in pool.values())])
+    contract = _einsum if len(ids) <= _EINSUM_LABELS else _relabelled
     fresh = len(pool)
 
-    def scope_of(v: str) -> set[str]:
+    def scope_of(v: int) -> set[int]:
         return {a for i in holders[v] for a in pool[i][1]}
 
-    cost: dict[str, int] = {}  # greedy costs, once the hint is given up
+    cost: dict[int, int] = {}  # greedy costs, once the hint is given up
     while todo:
-        best = hinted.pop() if hinted else None
+        best = hinted.pop() if hinted else None  # the hint is a stack: next one last
         if best is not None:
             best_scope = scope_of(best)
             if math.prod(sizes[a] for a in best_scope) > limit:
@@ -136,9 +141,10 @@ def product_marginal(
             best = min(todo, key=lambda v: (cost[v], v))
             best_scope = scope_of(best)
         todo.discard(best)
-        touching = holders.pop(best)
-        out = tuple(sorted(best_scope - {best}))
-        pool[fresh] = (_contract([pool[i] for i in touching], out), out)
+        touching = holders[best]
+        holders[best] = set()
+        out = sorted(best_scope - {best})
+        pool[fresh] = (contract([pool[i] for i in touching], out), out)
         for i in touching:
             for a in pool.pop(i)[1]:
                 if a != best:
@@ -150,13 +156,23 @@ def product_marginal(
             for a in out:
                 if a in todo:
                     cost[a] = math.prod(sizes[b] for b in scope_of(a))
-    return _contract(list(pool.values()), keep)
+    return contract(list(pool.values()), kept)
 
 
-def _contract(operands: list[tuple[np.ndarray, tuple[str, ...]]], out: tuple[str, ...]):
-    """The product of ``operands`` summed onto the axes ``out`` (one einsum call)."""
-    label: dict[str, int] = {}
+#: how many distinct axis labels numpy's einsum accepts
+_EINSUM_LABELS = 52
+
+
+def _einsum(operands: list[tuple[np.ndarray, list[int]]], out: list[int]) -> np.ndarray:
+    """The product of ``operands`` (tables and their axis numbers) summed onto ``out``."""
     args: list[object] = []
     for table, scope in operands:
-        args += [table, [label.setdefault(a, len(label)) for a in scope]]
-    return np.einsum(*args, [label[a] for a in out])
+        args += [table, scope]
+    return np.einsum(*args, out)
+
+
+def _relabelled(operands: list[tuple[np.ndarray, list[int]]], out: list[int]) -> np.ndarray:
+    """:func:`_einsum` for any number of variables: the labels of one call renumbered."""
+    label: dict[int, int] = {}
+    renumbered = [(t, [label.setdefault(a, len(label)) for a in s]) for t, s in operands]
+    return _einsum(renumbered, [label[a] for a in out])
