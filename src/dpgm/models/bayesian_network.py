@@ -58,6 +58,7 @@ class BayesianNetwork:
     _domain: Domain | None = field(default=None, init=False, repr=False, compare=False)
     _indexes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _hint: list | None = field(default=None, init=False, repr=False, compare=False)
+    _ancestors: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def domain(self) -> Domain:
@@ -310,25 +311,35 @@ class BayesianNetwork:
             self._hint = self.topological_order()[::-1]
         return self._hint
 
+    def _ancestry(self) -> dict[str, frozenset[str]]:
+        """Each variable with its ancestors (computed once)."""
+        if self._ancestors is None:
+            found: dict[str, frozenset[str]] = {}
+            for v in self.topological_order():
+                found[v] = frozenset({v}).union(*(found[p] for p in self.parents[v]))
+            self._ancestors = found
+        return self._ancestors
+
     def _pruned_factors(self, variables: tuple[str, ...], given: Mapping[str, list[int]]):
         """The CPDs ``P(variables | given)`` depends on, with the evidence entered, as
         (tables, scopes); and the tables the evidence cuts off from the variables."""
-        needed = set(variables) | set(given)
-        frontier = list(needed)
-        while frontier:  # the ancestral set: every other node is barren
-            for p in self.parents[frontier.pop()]:
-                if p not in needed:
-                    needed.add(p)
-                    frontier.append(p)
+        ancestry = self._ancestry()
+        # the ancestral set of the variables and the evidence: every other node is barren
+        needed = frozenset().union(*(ancestry[v] for v in (*variables, *given)))
         sliced = {a: codes[0] for a, codes in given.items() if len(codes) == 1}
         tables, scopes = [], []
         for v in self.variables:
             if v not in needed:
                 continue
+            family = (*self.parents[v], v)
             table = self.cpds[v]
+            if given.keys().isdisjoint(family):  # most CPDs: nothing to enter
+                tables.append(table)
+                scopes.append(family)
+                continue
             kept = []
             index: list[object] = []
-            for axis, a in enumerate((*self.parents[v], v)):
+            for axis, a in enumerate(family):
                 if a in sliced:
                     index.append(sliced[a])
                     continue
