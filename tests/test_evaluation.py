@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpgm import Dataset, Domain, DomainError, MarkovRandomField
-from dpgm.evaluation import marginal_errors, mean_tv, tv_distance
+from dpgm.evaluation import kl_divergence, marginal_errors, mean_tv, tv_distance
 
 
 def _random_data(seed: int, n: int, domain: Domain) -> Dataset:
@@ -115,3 +115,28 @@ def test_domain_mismatch_raises(other):
         mean_tv(real, synthetic, 1)
     with pytest.raises(DomainError):
         marginal_errors(real, synthetic, [("q",)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kl_divergence_equals_brute_force(seed):
+    from brute_force import joint, random_cliques, random_model, random_potentials
+
+    domain, _, p_model, p, _ = random_model(seed, zero_fraction=0.1 if seed % 2 else 0.0)
+    rng = np.random.default_rng(100 + seed)
+    other = random_potentials(rng, domain, random_cliques(rng, domain))  # other cliques
+    q_model = MarkovRandomField(domain, other, total=50.0)
+    q, _ = joint(domain, other)
+    mask = p > 0
+    expected = float(np.sum(p[mask] * np.log(p[mask] / q[mask])))
+    assert kl_divergence(p_model, q_model) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert kl_divergence(p_model, p_model) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_kl_divergence_is_infinite_where_q_has_no_mass():
+    domain = Domain(["a", "b"], [2, 2])
+    p = MarkovRandomField(domain, {("a", "b"): np.zeros((2, 2))})
+    q = MarkovRandomField(domain, {("a",): np.array([0.0, -np.inf])})
+    assert kl_divergence(p, q) == float("inf")
+    assert np.isfinite(kl_divergence(q, p))
+    with pytest.raises(DomainError, match="different domains"):
+        kl_divergence(p, MarkovRandomField(Domain(["a"], [2]), {("a",): np.zeros(2)}))

@@ -1,4 +1,5 @@
-"""Utility of synthetic data: errors on marginals between two data sets (no privacy spent).
+"""Utility of synthetic data and of models: errors on marginals between two data sets, and
+the KL divergence between two models (no privacy spent).
 
 Evaluation reads the real data without noise: it is for the data steward's own checks
 and for experiments, never for a release.
@@ -13,6 +14,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.errors import DataError, DomainError
+from dpgm.model import MarkovRandomField
 
 
 def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
@@ -38,3 +40,28 @@ def mean_tv(real: Dataset, synthetic, ways: int) -> float:
     """Mean TV distance over all ``ways``-way marginals."""
     cliques = list(combinations(real.domain.attrs, ways))
     return float(np.mean(list(marginal_errors(real, synthetic, cliques).values())))
+
+
+def kl_divergence(p: MarkovRandomField, q: MarkovRandomField) -> float:
+    """KL(p ‖ q) = Σ_x p(x) log(p(x)/q(x)) of two models on the same domain, exactly,
+    without the joint table: Σ_C ⟨p_C, θ_C⟩ − log Z_p over p's cliques minus the same
+    with q's potentials and p's marginals on q's cliques, plus log Z_q (their totals are
+    ignored: the models are compared as distributions). Infinite where q gives
+    probability zero to a cell p does not."""
+    if p.domain != q.domain:
+        raise DomainError("the two models have different domains")
+
+    def expected(model: MarkovRandomField) -> float:
+        """E_p[Σ_C θ_C(x_C)] for ``model``'s potentials θ."""
+        value = 0.0
+        for clique, factor in model.potentials.items():
+            mu = p.marginal(clique) / p.total
+            if np.any((mu > 0) & np.isneginf(factor.values)):
+                return -np.inf  # p puts mass where the model has none
+            value += float(np.sum(np.where(mu > 0, mu * factor.values, 0.0)))
+        return value
+
+    cross = expected(q)
+    if cross == -np.inf:
+        return float("inf")
+    return max(expected(p) - p.log_partition - cross + q.log_partition, 0.0)
