@@ -1,4 +1,5 @@
-"""A Markov random field on a junction tree: the model every dpgm method produces."""
+"""A Markov random field: the model every dpgm method produces, answered on its junction
+tree (exact) or, for a model too large for one, by loopy belief propagation."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, DomainError
+from dpgm.errors import DataError, DomainError, ModelTooLargeError
 from dpgm.factor import Factor, logsumexp
 from dpgm.inference.belief_propagation import Calibration, MessagePlan
 from dpgm.inference.elimination import variable_elimination
 from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.loopy import LoopyPlan
 from dpgm.inference.sampling import sample_records
 from dpgm.random import as_generator
 from dpgm.validation import integer, positive
@@ -21,6 +23,8 @@ from dpgm.validation import integer, positive
 if TYPE_CHECKING:
     import pandas as pd
 
+#: the largest junction tree (cells) an approximate model builds for an exact answer
+EXACT_CELLS = 50_000_000
 _QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
 
 
@@ -29,7 +33,10 @@ class MarkovRandomField:
 
     ``potentials`` maps cliques to log-potentials (arrays shaped by the clique's attribute
     order, or :class:`~dpgm.factor.Factor`). Marginals and query answers are counts: they
-    sum to ``total``.
+    sum to ``total``. Exact answers come from the junction tree, built on first use. With
+    ``loopy`` (a :class:`~dpgm.inference.loopy.LoopyPlan` on the same cliques) marginals
+    inside a clique come from loopy belief propagation instead, approximately, and the
+    junction tree is built only where it is small enough for an exact answer.
     """
 
     def __init__(
@@ -38,6 +45,7 @@ class MarkovRandomField:
         potentials: Mapping[Iterable[str], np.ndarray | Factor],
         total: float = 1.0,
         tree: JunctionTree | None = None,
+        loopy: LoopyPlan | None = None,
     ):
         total = positive("total", total)
         if len(domain) == 0:
@@ -64,9 +72,37 @@ class MarkovRandomField:
                     )
                 factor = Factor(domain.project(clique), values)
             self.potentials[clique] = factor
-        self.tree = tree if tree is not None else JunctionTree.build(domain, self.potentials)
+        self._tree = tree
+        self.loopy = loopy
         self._plan: MessagePlan | None = None
         self._calibration: Calibration | None = None
+        self._beliefs: list[np.ndarray] | None = None
+
+    @property
+    def tree(self) -> JunctionTree:
+        """The junction tree of the cliques, built when an exact computation first needs it.
+
+        A model estimated with loopy belief propagation may have a tree too large to use:
+        then this raises :class:`ModelTooLargeError`, and only its approximate clique
+        marginals are available (:attr:`approximate`).
+        """
+        if self._tree is None:
+            tree = JunctionTree.build(self.domain, self.potentials)
+            if self.loopy is not None and tree.size() > EXACT_CELLS:
+                raise ModelTooLargeError(
+                    f"exact inference on this model needs a junction tree of {tree.size():,} "
+                    f"cells (largest clique {tree.max_clique()}); it was estimated with loopy "
+                    "belief propagation, and only its marginals inside a clique "
+                    f"({len(self.loopy.cliques)} cliques) are available, approximately"
+                )
+            self._tree = tree
+        return self._tree
+
+    @property
+    def approximate(self) -> bool:
+        """Whether marginals come from loopy belief propagation (the Bethe approximation)
+        rather than exact inference."""
+        return self.loopy is not None
 
     @classmethod
     def from_tree(
@@ -176,6 +212,10 @@ class MarkovRandomField:
         conditioned on it: the table sums to ``total``.
         """
         attrs = self.domain.check(attrs)
+        if self.loopy is not None and not evidence:
+            table = self._loopy_marginal(attrs)
+            if table is not None:
+                return table
         cal = self._calibrated(evidence)
         i = self.tree.find(attrs)
         if i is not None:
@@ -188,6 +228,25 @@ class MarkovRandomField:
         factors = self._subtree_log_conditionals(attrs, cal)
         result, _ = variable_elimination(factors, attrs, log_space=True)
         return np.exp(result.values) * self.total
+
+    def _loopy_marginal(self, attrs: tuple[str, ...]) -> np.ndarray | None:
+        """The loopy-BP marginal on ``attrs`` if a clique holds them (else None)."""
+        i = self.loopy.find(attrs)
+        if i is None:
+            return None
+        if self._beliefs is None:
+            tables = [np.zeros(shape) for shape in self.loopy.shapes]
+            for clique, factor in self.potentials.items():
+                j = self.loopy.find(clique)
+                tables[j] = tables[j] + factor.broadcast_shape(
+                    self.domain.project(self.loopy.cliques[j])
+                )
+            self._beliefs, _ = self.loopy.calibrate(tables)
+        clique = self.loopy.cliques[i]
+        drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
+        table = self._beliefs[i].sum(axis=drop) if drop else self._beliefs[i]
+        kept = [a for a in clique if a in attrs]
+        return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
 
     def marginal_table(self, attrs: Iterable[str]) -> pd.Series:
         """The marginal on ``attrs`` as counts indexed by the attributes' labels."""

@@ -18,12 +18,14 @@ from dpgm.estimation.losses import Loss, make_loss
 from dpgm.estimation.total import estimate_total
 from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.loopy import LoopyPlan
 from dpgm.measurement import Measurement
 from dpgm.model import MarkovRandomField
 from dpgm.validation import integer, one_of, positive
 
 Callback = Callable[[int, float], object]
 METHODS = ("auto", "mirror_descent", "accelerated")
+INFERENCE = ("exact", "loopy")
 DEFAULT_MAX_CELLS = 50_000_000  # 400 MB per copy of the parameters
 LINE_SEARCH_GROWTH = 1.5  # step growth per iteration: 2 wastes an oracle call on most iterations
 IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets runs global sweeps
@@ -38,9 +40,16 @@ class MarginalOracle:
     clique map cell to cell, smaller ones are summed out with ``bincount``.
     """
 
-    def __init__(self, tree: JunctionTree, loss: Loss, total: float):
+    def __init__(
+        self,
+        tree: JunctionTree | LoopyPlan,
+        loss: Loss,
+        total: float,
+    ):
+        # the inference engine: exact belief propagation on a junction tree, or loopy BP
+        # (a LoopyPlan is its own layout: cliques, find, pack, marginals)
         self.tree = tree
-        self.plan = MessagePlan(tree)
+        self.plan = tree if isinstance(tree, LoopyPlan) else MessagePlan(tree)
         self.total = total
         self.loss = loss
         domain = tree.domain
@@ -321,6 +330,7 @@ def estimate(
     cliques: Sequence[Sequence[str]] = (),
     max_cells: int = DEFAULT_MAX_CELLS,
     zeros: Sequence[Forbidden] = (),
+    inference: str = "exact",
 ) -> MarkovRandomField:
     """A graphical model whose marginals fit the noisy ``measurements`` (Private-PGM).
 
@@ -335,10 +345,15 @@ def estimate(
     paper. ``callback(iteration, loss)`` follows every iteration. ``zeros`` are
     structural zeros (:class:`~dpgm.constraints.Forbidden`, public): their cells keep
     probability exactly zero, so the estimate is the best fit supported on the allowed
-    cells (the maximum-entropy one among them).
+    cells (the maximum-entropy one among them). ``inference="loopy"`` replaces the
+    junction tree by loopy belief propagation (Private-PGM §5.2): for models whose tree
+    would exceed ``max_cells``; it starts from the uniform model, and the estimate is
+    approximate (:attr:`MarkovRandomField.approximate`): its marginals inside a clique
+    come from loopy BP, and exact answers are refused where the tree is too large.
     """
     one_of("method", method, METHODS)
     one_of("init", init, ("fit", "uniform"))
+    one_of("inference", inference, INFERENCE)
     iters = integer("iters", iters, least=0)
     measurements = list(measurements)
     objective = make_loss(loss, domain, measurements)
@@ -351,12 +366,19 @@ def estimate(
     model_cliques += [f.attrs for f in zeros]
     if warm_start is not None:
         model_cliques += list(warm_start.tree.cliques)
-    tree = JunctionTree.build(domain, model_cliques)
-    if tree.size() > max_cells:
-        raise ModelTooLargeError(
-            f"the junction tree needs {tree.size():,} cells (largest clique {tree.max_clique()}), "
-            f"over max_cells={max_cells:,}; measure smaller or fewer cliques"
-        )
+    if inference == "loopy":
+        if warm_start is not None:
+            raise ParameterError("warm_start needs exact inference (inference='exact')")
+        tree = LoopyPlan(domain, model_cliques)
+        init = "uniform"  # fit_targets builds on the junction tree's separators
+    else:
+        tree = JunctionTree.build(domain, model_cliques)
+        if tree.size() > max_cells:
+            raise ModelTooLargeError(
+                f"the junction tree needs {tree.size():,} cells (largest clique "
+                f"{tree.max_clique()}), over max_cells={max_cells:,}; measure smaller or "
+                "fewer cliques, or estimate approximately with inference='loopy'"
+            )
     oracle = MarginalOracle(tree, objective, float(total))
     if warm_start is not None:
         previous = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree)
@@ -380,4 +402,7 @@ def estimate(
         theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
     else:
         theta, _ = accelerated(oracle, objective, theta, iters, callback)
+    if inference == "loopy":
+        potentials = dict(zip(tree.cliques, tree.unpack(theta)))
+        return MarkovRandomField(domain, potentials, float(total), loopy=tree)
     return MarkovRandomField.from_tree(tree, oracle.plan.unpack(theta), float(total))

@@ -9,10 +9,13 @@ single attributes (the Bethe approximation; Yedidia, Freeman & Weiss 2005):
     m_{f→v}(x_v) = log Σ_{x_f \\ x_v} exp(θ_f(x_f) + Σ_{u ∈ f, u ≠ v} m_{u→f}(x_u))
 
 in log space, normalised, all at once per sweep, damped (new = (1 − d)·update + d·old).
-The messages are kept between calls, so a call with nearby potentials (an iteration of
-estimation) starts from the last fixed point. Where the factor graph is a tree the fixed
-point is exact: the marginals and log Z equal the junction tree's. On loopy graphs they
-are the Bethe approximation, and BP may not converge: every call reports whether it did.
+The cliques of one shape are updated together, as arrays (a sweep over all the pairs of
+binary attributes is a handful of NumPy calls). The messages are kept between calls, so a
+call with nearby potentials (an iteration of estimation) starts from the last fixed point.
+The Bethe log Z is Σ_f (⟨b_f, θ_f⟩ + H(b_f)) − Σ_v (d_v − 1) H(b_v). Where the factor
+graph is a tree the fixed point is exact: the marginals and log Z equal the junction
+tree's. On loopy graphs they are the Bethe approximation, and BP may not converge: every
+call reports whether it did.
 
 :class:`LoopyPlan` has the layout of :class:`~dpgm.inference.belief_propagation.MessagePlan`
 (``offsets``, ``shapes``, ``pack``, ``unpack``, ``marginals(θ, total)``, ``find``), so that
@@ -78,10 +81,9 @@ class LoopyPlan:
         self.shapes = [domain.project(c).shape for c in self.cliques]
         self.sizes = np.array([math.prod(s) for s in self.shapes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
-        # the edges of the factor graph: (factor, attribute, axis of the attribute)
-        self.edges = [(f, a, k) for f, c in enumerate(self.cliques) for k, a in enumerate(c)]
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
-        self._messages: list[np.ndarray] | None = None  # log m_{f→v}, one per edge
+        self._layout = self._groups()
+        self._messages: list[list[np.ndarray]] | None = None  # log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
 
     # -- the layout shared with MessagePlan ---------------------------------------------------
@@ -106,24 +108,34 @@ class LoopyPlan:
         """Forget the messages: the next call starts from uniform ones."""
         self._messages = None
 
-    # -- message passing ------------------------------------------------------------------------
-    def _incoming(self, messages: list[np.ndarray]) -> dict[str, np.ndarray]:
-        """Σ of the factor-to-attribute messages at each attribute."""
-        total = {a: np.zeros(self.domain[a]) for a in self.domain}
-        for (_, a, _), m in zip(self.edges, messages):
-            total[a] = total[a] + m
-        return total
+    # -- message passing, batched over the cliques of one shape ---------------------------------
+    def _groups(self) -> list[tuple[list[int], tuple[int, ...], list[np.ndarray]]]:
+        """(cliques, shape, attribute numbers per axis) for each shape of clique."""
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        for f, shape in enumerate(self.shapes):
+            by_shape.setdefault(shape, []).append(f)
+        number = {a: i for i, a in enumerate(self.domain.attrs)}
+        return [
+            (members, shape, [np.array([number[self.cliques[f][j]] for f in members])
+                              for j in range(len(shape))])
+            for shape, members in by_shape.items()
+        ]
 
-    def _to_factor(self, f: int, messages_in: dict, messages: list[np.ndarray], first: int):
-        """θ_f plus every attribute-to-factor message, broadcast over the clique."""
-        clique = self.cliques[f]
-        parts = []
-        for k, a in enumerate(clique):
-            m = messages_in[a] - messages[first + k]  # m_{a→f}
-            shape = [1] * len(clique)
-            shape[k] = m.size
-            parts.append(m.reshape(shape))
-        return parts
+    def _into(self, messages) -> np.ndarray:
+        """Σ of the clique-to-attribute messages at each attribute (rows padded with 0)."""
+        width = max(self.domain.shape)
+        into = np.zeros((len(self.domain), width))
+        for (_, shape, attrs), group in zip(self._layout, messages):
+            for j, size in enumerate(shape):
+                np.add.at(into[:, :size], attrs[j], group[j])
+        return into
+
+    @staticmethod
+    def _axis(values: np.ndarray, j: int, arity: int) -> np.ndarray:
+        """Messages ``(m, k_j)`` broadcast along axis ``j`` of ``(m, *shape)`` tables."""
+        shape = [values.shape[0]] + [1] * arity
+        shape[j + 1] = values.shape[1]
+        return values.reshape(shape)
 
     def calibrate(self, log_potentials: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
         """Clique beliefs (probabilities) and the Bethe log Z for these log-potentials.
@@ -136,67 +148,74 @@ class LoopyPlan:
             t.shape != s for t, s in zip(thetas, self.shapes)
         ):
             raise ParameterError("give one log-potential table per clique, shaped like it")
+        layout = self._layout
+        stacked = [np.stack([thetas[f] for f in members]) for members, _, _ in layout]
         messages = self._messages
         if messages is None:
-            messages = [np.full(self.domain[a], -math.log(self.domain[a])) for _, a, _ in
-                        self.edges]
-        starts = np.cumsum([0] + [len(c) for c in self.cliques])
+            messages = [[np.full((len(members), k), -math.log(k)) for k in shape]
+                        for members, shape, _ in layout]
         change, sweeps = math.inf, 0
         while sweeps < self.max_iters and change > self.tol:
             sweeps += 1
-            into = self._incoming(messages)
-            updated = []
-            for f, clique in enumerate(self.cliques):
-                parts = self._to_factor(f, into, messages, starts[f])
-                for k in range(len(clique)):
-                    psi = thetas[f]
-                    for j, part in enumerate(parts):
-                        if j != k:
-                            psi = psi + part
-                    others = tuple(j for j in range(len(clique)) if j != k)
-                    new = logsumexp(psi, others) if others else psi
-                    updated.append(new - logsumexp(new))
+            into = self._into(messages)
             change = 0.0
-            for i, (old, new) in enumerate(zip(messages, updated)):
-                step = (1.0 - self.damping) * new + self.damping * old
-                step = step - logsumexp(step)
-                with np.errstate(invalid="ignore"):  # -inf - -inf: a zero that stays zero
-                    moved = np.where(np.isneginf(step) & np.isneginf(old), 0.0, step - old)
-                change = max(change, float(np.max(np.abs(moved))))
-                messages[i] = step
+            for g, ((_, shape, attrs), theta) in enumerate(zip(layout, stacked)):
+                arity = len(shape)
+                incoming = [  # attribute-to-clique messages, (m, k_j) per axis
+                    self._axis(into[attrs[j], :k] - messages[g][j], j, arity)
+                    for j, k in enumerate(shape)
+                ]
+                for j in range(arity):
+                    psi = theta
+                    for i, part in enumerate(incoming):
+                        if i != j:
+                            psi = psi + part
+                    others = tuple(i + 1 for i in range(arity) if i != j)
+                    new = logsumexp(psi, others) if others else psi
+                    new = new - logsumexp(new, 1, keepdims=True)
+                    old = messages[g][j]
+                    step = (1.0 - self.damping) * new + self.damping * old
+                    step = step - logsumexp(step, 1, keepdims=True)
+                    with np.errstate(invalid="ignore"):  # -inf - -inf: a zero staying zero
+                        moved = np.where(np.isneginf(step) & np.isneginf(old), 0.0, step - old)
+                    change = max(change, float(np.max(np.abs(moved))))
+                    messages[g][j] = step
         self._messages = messages
         self.result = LoopyResult(change <= self.tol, sweeps, change)
-        into = self._incoming(messages)
-        beliefs = []
-        for f in range(len(self.cliques)):
-            log_b = thetas[f]
-            for part in self._to_factor(f, into, messages, starts[f]):
-                log_b = log_b + part
-            beliefs.append(np.exp(log_b - logsumexp(log_b)))
-        return beliefs, self._bethe(thetas, beliefs)
-
-    def _bethe(self, thetas: list[np.ndarray], beliefs: list[np.ndarray]) -> float:
-        """log Z ≈ Σ_f (⟨b_f, θ_f⟩ + H(b_f)) − Σ_v (d_v − 1) H(b_v): minus the Bethe free
-        energy at the beliefs (exact on a tree)."""
-
-        def entropy(p: np.ndarray) -> float:
-            positive = p[p > 0]
-            return float(-np.sum(positive * np.log(positive)))
-
-        value = 0.0
-        singles: dict[str, np.ndarray] = {}
-        for theta, belief, clique in zip(thetas, beliefs, self.cliques):
-            value += float(np.sum(np.where(belief > 0, belief * theta, 0.0))) + entropy(belief)
-            for k, a in enumerate(clique):
-                if a not in singles:
-                    others = tuple(j for j in range(len(clique)) if j != k)
-                    singles[a] = belief.sum(axis=others) if others else belief
-        for a, p in singles.items():
-            value -= (self.degree[a] - 1) * entropy(p)
-        return value
+        into = self._into(messages)
+        beliefs: list[np.ndarray] = [np.empty(0)] * len(self.cliques)
+        log_z = 0.0
+        for g, ((members, shape, attrs), theta) in enumerate(zip(layout, stacked)):
+            log_b = theta
+            for j, k in enumerate(shape):
+                log_b = log_b + self._axis(into[attrs[j], :k] - messages[g][j], j, len(shape))
+            axes = tuple(range(1, len(shape) + 1))
+            belief = np.exp(log_b - logsumexp(log_b, axes, keepdims=True))
+            log_z += _energy_and_entropy(belief, theta)
+            for f, b in zip(members, belief):
+                beliefs[f] = b
+        # minus the attributes' over-counted entropies: (d_v − 1)·H(b_v), b_v ∝ exp(into_v)
+        for v, a in enumerate(self.domain.attrs):
+            k = self.domain[a]
+            single = np.exp(into[v, :k] - logsumexp(into[v, :k]))
+            log_z -= (self.degree[a] - 1) * _entropy(single)
+        return beliefs, log_z
 
     def marginals(self, log_potentials: np.ndarray, total: float) -> tuple[np.ndarray, float]:
         """Clique count tables (each summing to ``total``) as one flat vector, and the
         Bethe log Z: the call estimation makes (see :meth:`MessagePlan.marginals`)."""
         beliefs, log_z = self.calibrate(self.unpack(log_potentials))
         return self.pack(beliefs) * total, log_z
+
+
+def _entropy(p: np.ndarray) -> float:
+    positive = p[p > 0]
+    return float(-np.sum(positive * np.log(positive)))
+
+
+def _energy_and_entropy(beliefs: np.ndarray, thetas: np.ndarray) -> float:
+    """Σ over a batch of cliques of ⟨b, θ⟩ + H(b) (cells of probability 0 count 0)."""
+    positive = beliefs > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(positive, beliefs * (thetas - np.log(beliefs)), 0.0)
+    return float(terms.sum())
