@@ -360,5 +360,8 @@ class MarkovRandomField:
         return float(np.sum(np.where(data.weights > 0, data.weights * score, 0.0)))
 
     def __repr__(self) -> str:
+        if self.loopy is not None:  # no junction tree to describe: it may be too large
+            size = f"{len(self.potentials)} cliques, approximate (loopy belief propagation)"
+            return f"MarkovRandomField({size}, total={self.total:g})"
         size = f"{len(self.tree.cliques)} cliques, {self.tree.size()} cells"
         return f"MarkovRandomField({size}, total={self.total:g})"

@@ -44,7 +44,7 @@ def test_loopy_estimation_runs_where_the_junction_tree_is_refused():
         estimate(domain, measured, total=1000.0, max_cells=32)
     model = estimate(domain, measured, total=1000.0, iters=100, max_cells=32,
                      inference="loopy")
-    assert model.approximate
+    assert model.approximate and "approximate (loopy" in repr(model)
     # the measured pairs are fitted closely (noise-free measurements, a consistent target)
     errors = [0.5 * np.abs(model.marginal(c) - truth.marginal(c)).sum() / 1000.0
               for c in pairs]
