@@ -15,6 +15,17 @@ def potentials_for(plan: LoopyPlan, rng, scale: float = 1.0) -> list[np.ndarray]
     return [scale * rng.normal(size=s) for s in plan.shapes]
 
 
+def against_brute_force(domain, cliques, rng, scale):
+    """Loopy BP's beliefs and log Z, the exact marginals and log Z, on random potentials."""
+    plan = LoopyPlan(domain, cliques)
+    thetas = potentials_for(plan, rng, scale)
+    beliefs, log_z = plan.calibrate(thetas)
+    assert plan.result.converged
+    p, exact_log_z = joint(domain, dict(zip(plan.cliques, thetas)))
+    exact = [marginal(domain, p, clique) for clique in plan.cliques]
+    return beliefs, log_z, exact, exact_log_z
+
+
 TREES = [
     (Domain(list("abcd"), [2, 3, 2, 4]), [("a", "b"), ("b", "c"), ("c", "d")]),
     (Domain(list("abcdef"), [2, 3, 2, 2, 3, 2]), [("a", "b", "c"), ("c", "d"), ("d", "e", "f")]),
@@ -25,14 +36,10 @@ TREES = [
 @pytest.mark.parametrize(("domain", "cliques"), TREES)
 @pytest.mark.parametrize("seed", range(3))
 def test_exact_on_trees(domain, cliques, seed):
-    rng = np.random.default_rng(seed)
-    plan = LoopyPlan(domain, cliques)
-    thetas = potentials_for(plan, rng, 1.5)
-    beliefs, log_z = plan.calibrate(thetas)
-    assert plan.result.converged
-    p, exact_log_z = joint(domain, dict(zip(plan.cliques, thetas)))
-    for clique, belief in zip(plan.cliques, beliefs):
-        np.testing.assert_allclose(belief, marginal(domain, p, clique), atol=1e-9)
+    beliefs, log_z, exact, exact_log_z = against_brute_force(
+        domain, cliques, np.random.default_rng(seed), 1.5)
+    for belief, truth in zip(beliefs, exact):
+        np.testing.assert_allclose(belief, truth, atol=1e-9)
     assert log_z == pytest.approx(exact_log_z, abs=1e-9)
 
 
@@ -43,14 +50,10 @@ def test_bethe_accuracy_on_small_loops():
                     [("a", "b"), ("b", "c"), ("c", "d"), ("a", "d"), ("b", "e"), ("d", "e")]):
         names = sorted({a for c in cliques for a in c})
         domain = Domain(names, [2, 3, 2, 3, 2][: len(names)])
-        plan = LoopyPlan(domain, cliques)
-        thetas = potentials_for(plan, rng, 0.3)
-        beliefs, log_z = plan.calibrate(thetas)
-        assert plan.result.converged
-        p, exact_log_z = joint(domain, dict(zip(plan.cliques, thetas)))
-        for clique, belief in zip(plan.cliques, beliefs):
-            assert 0.5 * np.abs(belief - marginal(domain, p, clique)).sum() < 0.01
-            assert not np.allclose(belief, marginal(domain, p, clique), atol=1e-9)  # approximate
+        beliefs, log_z, exact, exact_log_z = against_brute_force(domain, cliques, rng, 0.3)
+        for belief, truth in zip(beliefs, exact):
+            assert 0.5 * np.abs(belief - truth).sum() < 0.01
+            assert not np.allclose(belief, truth, atol=1e-9)  # approximate
         assert abs(log_z - exact_log_z) < 0.01
 
 

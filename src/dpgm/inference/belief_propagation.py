@@ -9,10 +9,12 @@ handful of NumPy calls, which matters on trees with thousands of cliques.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from dpgm.domain import Domain
 from dpgm.inference.junction_tree import JunctionTree
 
 LINEAR_RANGE = 600.0  # widest log-potential range passed in linear space (exp(-600) > 0)
@@ -55,15 +57,34 @@ class Calibration:
         return [b - self.log_partition for b in self.log_beliefs]
 
 
-class MessagePlan:
+class CliqueLayout:
+    """Clique tables as one flat vector (the layout estimation works in): each clique's
+    shape, size and offset; :meth:`pack` and :meth:`unpack`."""
+
+    def __init__(self, domain: Domain, cliques: Sequence[tuple[str, ...]]):
+        self.shapes = [domain.project(c).shape for c in cliques]
+        self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+
+    def pack(self, tables: list[np.ndarray]) -> np.ndarray:
+        """Clique tables concatenated into one flat vector (the layout of ``marginals``)."""
+        return np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in tables])
+
+    def unpack(self, flat: np.ndarray) -> list[np.ndarray]:
+        """Views of a flat vector as one table per clique."""
+        return [
+            flat[a:b].reshape(shape)
+            for a, b, shape in zip(self.offsets, self.offsets[1:], self.shapes)
+        ]
+
+
+class MessagePlan(CliqueLayout):
     """Axis bookkeeping for passing messages on one junction tree, computed once."""
 
     def __init__(self, tree: JunctionTree):
+        super().__init__(tree.domain, tree.cliques)
         self.tree = tree
         domain = tree.domain
-        self.shapes = [domain.project(c).shape for c in tree.cliques]
-        self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
         n = len(tree.cliques)
         self.up_axes: list[tuple[int, ...]] = [()] * n  # axes of i summed out towards its parent
         self.up_shape: list[tuple[int, ...]] = [()] * n  # message i->parent shaped for the parent
@@ -134,17 +155,6 @@ class MessagePlan:
         else:
             log_z = float(beliefs[root].max()) if beliefs[root].size else 0.0
         return Calibration(beliefs, log_z, upward, downward)
-
-    def pack(self, tables: list[np.ndarray]) -> np.ndarray:
-        """Clique tables concatenated into one flat vector (the layout of :meth:`marginals`)."""
-        return np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in tables])
-
-    def unpack(self, flat: np.ndarray) -> list[np.ndarray]:
-        """Views of a flat vector as one table per clique."""
-        return [
-            flat[a:b].reshape(shape)
-            for a, b, shape in zip(self.offsets, self.offsets[1:], self.shapes)
-        ]
 
     def marginals(self, log_potentials: np.ndarray, total: float) -> tuple[np.ndarray, float]:
         """Clique count tables (each summing to ``total``) as one flat vector, and log Z.

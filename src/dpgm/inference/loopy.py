@@ -33,6 +33,7 @@ import numpy as np
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
+from dpgm.inference.belief_propagation import CliqueLayout
 from dpgm.validation import integer, number
 
 
@@ -55,7 +56,7 @@ def maximal_cliques(cliques: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
     return [c for c in unique if not any(set(c) < set(o) for o in unique)]
 
 
-class LoopyPlan:
+class LoopyPlan(CliqueLayout):
     """Loopy BP on the maximal ``cliques`` over ``domain`` (see the module docstring).
 
     ``damping`` d ∈ [0, 1) weighs the old message; sweeps stop when no log-message moves
@@ -78,31 +79,18 @@ class LoopyPlan:
         self.damping = number("damping", damping, low=0.0, high=1.0, high_open=True)
         self.tol = number("tol", tol, low=0.0, low_open=True)
         self.max_iters = integer("max_iters", max_iters, least=1)
-        self.shapes = [domain.project(c).shape for c in self.cliques]
-        self.sizes = np.array([math.prod(s) for s in self.shapes], dtype=np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+        super().__init__(domain, self.cliques)
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
         self._layout = self._groups()
         self._messages: list[list[np.ndarray]] | None = None  # log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
 
-    # -- the layout shared with MessagePlan ---------------------------------------------------
+    # -- the layout shared with MessagePlan (offsets, pack, unpack) ----------------------------
     def find(self, attrs: Iterable[str]) -> int | None:
         """Index of the smallest clique containing ``attrs``, or None."""
         attrs = set(attrs)
         holders = [i for i, c in enumerate(self.cliques) if attrs <= set(c)]
         return min(holders, key=lambda i: self.sizes[i]) if holders else None
-
-    def pack(self, tables: list[np.ndarray]) -> np.ndarray:
-        """Clique tables concatenated into one flat vector."""
-        return np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in tables])
-
-    def unpack(self, flat: np.ndarray) -> list[np.ndarray]:
-        """Views of a flat vector as one table per clique."""
-        return [
-            flat[a:b].reshape(shape)
-            for a, b, shape in zip(self.offsets, self.offsets[1:], self.shapes)
-        ]
 
     def reset(self) -> None:
         """Forget the messages: the next call starts from uniform ones."""
