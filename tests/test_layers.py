@@ -38,6 +38,7 @@ LAYERS = {
     "mechanisms": 7,
     "evaluation": 7,
     "discover": 7,
+    "cgm": 7,
     "io": 7,
     "datasets": 7,
     "report": 8,

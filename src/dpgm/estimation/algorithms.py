@@ -82,7 +82,15 @@ class MarginalOracle:
         return np.zeros(int(self.plan.offsets[-1]))
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
-        tables, _ = self.plan.marginals(theta, self.total)
+        return self.evaluate(theta)[0]
+
+    def evaluate(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
+        """The loss cliques' count tables (flat) and log Z at ``θ``."""
+        tables, log_z = self.plan.marginals(theta, self.total)
+        return self._to_loss(tables), log_z
+
+    def _to_loss(self, tables: np.ndarray) -> np.ndarray:
+        """The engine's clique tables summed onto the loss cliques (one flat vector)."""
         if self.identity:
             return tables
         flat = np.zeros(self.loss.size)

@@ -1,0 +1,86 @@
+"""Naive MLE on noisy sufficient statistics (Bernstein et al. 2017, §3.1; the note's M1).
+
+θ̂_λ = argmax_θ θᵀt − N·A(θ) − λ‖θ‖²  over log-potentials θ on the model's cliques, with
+targets t the noisy clique tables ("raw") or each table projected onto the tables of
+N non-negative counts ("projected", Duchi et al.). λ is in count units. With λ = 0 the
+maximum need not exist (a zero target, or inconsistent tables: the objective then grows
+without bound along directions that leave the distribution unchanged), so λ > 0 is
+required. Solved by L-BFGS with exact gradients t − N·μ(θ) − 2λθ from belief propagation
+on the junction tree. Post-processing of the targets: no privacy is spent here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from dpgm.domain import Domain
+from dpgm.errors import ParameterError
+from dpgm.estimation.algorithms import MarginalOracle
+from dpgm.estimation.losses import Loss
+from dpgm.estimation.projection import project_simplex
+from dpgm.inference.junction_tree import JunctionTree
+from dpgm.model import MarkovRandomField
+from dpgm.validation import integer, positive
+
+
+def projected_targets(
+    targets: Mapping[Sequence[str], np.ndarray], total: float
+) -> dict[tuple[str, ...], np.ndarray]:
+    """Each table projected onto the non-negative tables summing to ``total`` (in L2)."""
+    return {tuple(c): project_simplex(t, total) for c, t in targets.items()}
+
+
+def naive_mle(
+    domain: Domain,
+    targets: Mapping[Sequence[str], np.ndarray],
+    total: float,
+    *,
+    penalty: float = 1.0,
+    max_iters: int = 1000,
+    tol: float = 1e-6,
+) -> MarkovRandomField:
+    """The model on the cliques of ``targets`` that maximises θᵀt − N A(θ) − λ‖θ‖².
+
+    ``targets`` maps each clique to its (noisy) count table, axes in the clique's order;
+    ``total`` is N, the number of records (public, as in the paper, or a noisy estimate);
+    ``penalty`` is λ > 0 in count units. L-BFGS stops when no gradient entry exceeds
+    ``tol`` (counts) or after ``max_iters`` iterations.
+    """
+    from scipy.optimize import minimize
+
+    total = positive("total", total)
+    penalty = positive("penalty", penalty)
+    max_iters = integer("max_iters", max_iters, least=1)
+    if not targets:
+        raise ParameterError("give at least one clique table")
+    cliques, flat = [], []
+    for clique, table in targets.items():
+        clique = domain.check(clique)
+        table = np.asarray(table, dtype=np.float64)
+        if table.shape != domain.project(clique).shape:
+            raise ParameterError(
+                f"the table of {clique} has shape {table.shape}, expected "
+                f"{domain.project(clique).shape}"
+            )
+        order = domain.canonical(clique)  # the layout keeps cliques in domain order
+        cliques.append(order)
+        flat.append(np.transpose(table, [clique.index(a) for a in order]).ravel())
+    t = np.concatenate(flat)
+    if not np.all(np.isfinite(t)):
+        raise ParameterError("the targets must be finite")
+    layout = Loss(domain, cliques)
+    oracle = MarginalOracle(JunctionTree.build(domain, cliques), layout, total)
+    empty = oracle.zeros()
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        # θ lives on the model's cliques; the junction tree's cliques hold their sums
+        mu, log_z = oracle.evaluate(oracle.add(empty, theta, 1.0))
+        value = theta @ t - total * log_z - penalty * theta @ theta
+        return -value, -(t - mu - 2.0 * penalty * theta)
+
+    found = minimize(objective, np.zeros(t.size), jac=True, method="L-BFGS-B",
+                     options={"maxiter": max_iters, "gtol": tol, "ftol": 1e-15})
+    theta_tree = oracle.add(empty, found.x, 1.0)
+    return MarkovRandomField.from_tree(oracle.tree, oracle.plan.unpack(theta_tree), total)
