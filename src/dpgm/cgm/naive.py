@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from dpgm.cgm.tables import flatten_tables
 from dpgm.domain import Domain
-from dpgm.errors import ParameterError
 from dpgm.estimation.algorithms import MarginalOracle
 from dpgm.estimation.losses import Loss
 from dpgm.estimation.projection import project_simplex
@@ -53,23 +53,7 @@ def naive_mle(
     total = positive("total", total)
     penalty = positive("penalty", penalty)
     max_iters = integer("max_iters", max_iters, least=1)
-    if not targets:
-        raise ParameterError("give at least one clique table")
-    cliques, flat = [], []
-    for clique, table in targets.items():
-        clique = domain.check(clique)
-        table = np.asarray(table, dtype=np.float64)
-        if table.shape != domain.project(clique).shape:
-            raise ParameterError(
-                f"the table of {clique} has shape {table.shape}, expected "
-                f"{domain.project(clique).shape}"
-            )
-        order = domain.canonical(clique)  # the layout keeps cliques in domain order
-        cliques.append(order)
-        flat.append(np.transpose(table, [clique.index(a) for a in order]).ravel())
-    t = np.concatenate(flat)
-    if not np.all(np.isfinite(t)):
-        raise ParameterError("the targets must be finite")
+    cliques, t = flatten_tables(domain, targets)
     layout = Loss(domain, cliques)
     oracle = MarginalOracle(JunctionTree.build(domain, cliques), layout, total)
     empty = oracle.zeros()
