@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpgm.cgm.naive import clique_oracle, maximise_likelihood, model_of
 from dpgm.cgm.tables import flatten_tables
 from dpgm.domain import Domain
 from dpgm.estimation.algorithms import MarginalOracle
-from dpgm.estimation.losses import Loss
-from dpgm.inference.junction_tree import JunctionTree
 from dpgm.model import MarkovRandomField
 from dpgm.validation import integer, one_of, positive
 
@@ -66,6 +65,36 @@ def e_step(
     return g, oracle(oracle.add(empty, theta + g, 1.0))
 
 
+def nlbp(
+    oracle: MarginalOracle,
+    theta: np.ndarray,
+    y: np.ndarray,
+    scale: float,
+    *,
+    alpha: float | None = None,
+    max_iters: int = 5000,
+    tol: float = 1e-8,
+) -> tuple[np.ndarray, int]:
+    """Eq. 6 by non-linear belief propagation (Algorithm 1; Sun et al. 2015): the table
+    n and the iterations it took.
+
+    θ′ = θ + sign(y − n)/b, n′ = N·μ(θ′), n ← (1 − α)n + α n′, from n = N·μ(θ). The paper's
+    fixed damping ``alpha`` does not converge under Laplace noise (sign(y − n) flips as n
+    crosses y; the note's §2.4); ``alpha=None`` takes α_k = 1/(k + 2), a running average
+    of the BP outputs, which does. Stops when ‖Δn‖₁/N < ``tol`` or after ``max_iters``.
+    """
+    empty = oracle.zeros()
+    n = oracle(oracle.add(empty, theta, 1.0))
+    for k in range(max_iters):
+        shifted = theta + np.sign(y - n) / scale
+        step = 1.0 / (k + 2) if alpha is None else alpha
+        moved = step * (oracle(oracle.add(empty, shifted, 1.0)) - n)
+        n = n + moved
+        if np.abs(moved).sum() < tol * oracle.total:
+            return n, k + 1
+    return n, max_iters
+
+
 def cgm_em(
     domain: Domain,
     noisy: Mapping[Sequence[str], np.ndarray],
@@ -74,6 +103,8 @@ def cgm_em(
     *,
     stop: str = "discrepancy",
     max_iters: int = 1000,
+    e_step_method: str = "dual",
+    alpha: float | None = None,
     callback: Callable[[int, float], object] | None = None,
 ) -> tuple[MarkovRandomField, EMTrace]:
     """The model CGM-EM fits to the noisy clique tables ``noisy`` (Laplace noise of scale
@@ -81,18 +112,26 @@ def cgm_em(
 
     Starts from the uniform model; ``callback(iteration, residual)`` follows every
     iteration (the residual ‖y − n_t‖₁ is post-processing of y, safe to show).
+    ``e_step_method="nlbp"`` runs the paper's Algorithm 1 instead of the dual (``alpha``:
+    its damping, None for the converging schedule), with a moment-matching M-step.
     """
     total, scale = positive("total", total), positive("scale", scale)
     one_of("stop", stop, STOPS)
+    one_of("e_step_method", e_step_method, ("dual", "nlbp"))
     max_iters = integer("max_iters", max_iters, least=1)
     cliques, y = flatten_tables(domain, noisy)
-    oracle = MarginalOracle(JunctionTree.build(domain, cliques), Loss(domain, cliques), total)
+    oracle = clique_oracle(domain, cliques, total)
     empty = oracle.zeros()
     theta = np.zeros(y.size)
     trace = EMTrace()
     for t in range(1, max_iters + 1):
-        g, n = e_step(oracle, theta, y, scale, empty)
-        theta = theta + g  # the M-step: μ(θ + g) = n/N already
+        if e_step_method == "dual":
+            g, n = e_step(oracle, theta, y, scale, empty)
+            theta = theta + g  # the M-step: μ(θ + g) = n/N already
+        else:
+            n, _ = nlbp(oracle, theta, y, scale, alpha=alpha)
+            theta = maximise_likelihood(oracle, n, theta, 1e-9)  # moment matching to n
+            n = oracle(oracle.add(empty, theta, 1.0))
         residual = float(np.abs(y - n).sum())
         trace.residuals.append(residual)
         if callback is not None:
@@ -105,6 +144,4 @@ def cgm_em(
             break
     else:
         trace.stopped = "max_iters"
-    theta_tree = oracle.add(empty, theta, 1.0)
-    model = MarkovRandomField.from_tree(oracle.tree, oracle.plan.unpack(theta_tree), total)
-    return model, trace
+    return model_of(oracle, theta), trace

@@ -48,23 +48,46 @@ def naive_mle(
     ``penalty`` is λ > 0 in count units. L-BFGS stops when no gradient entry exceeds
     ``tol`` (counts) or after ``max_iters`` iterations.
     """
-    from scipy.optimize import minimize
-
     total = positive("total", total)
     penalty = positive("penalty", penalty)
     max_iters = integer("max_iters", max_iters, least=1)
     cliques, t = flatten_tables(domain, targets)
-    layout = Loss(domain, cliques)
-    oracle = MarginalOracle(JunctionTree.build(domain, cliques), layout, total)
-    empty = oracle.zeros()
+    oracle = clique_oracle(domain, cliques, total)
+    theta = maximise_likelihood(oracle, t, np.zeros(t.size), penalty, max_iters, tol)
+    return model_of(oracle, theta)
+
+
+def clique_oracle(domain: Domain, cliques: list[tuple[str, ...]], total: float) -> MarginalOracle:
+    """Exact marginals and log Z of a model with parameters on ``cliques`` (flat layout)."""
+    return MarginalOracle(JunctionTree.build(domain, cliques), Loss(domain, cliques), total)
+
+
+def model_of(oracle: MarginalOracle, theta: np.ndarray) -> MarkovRandomField:
+    """The model whose log-potentials on the oracle's cliques are ``theta`` (flat)."""
+    theta_tree = oracle.add(oracle.zeros(), theta, 1.0)
+    return MarkovRandomField.from_tree(oracle.tree, oracle.plan.unpack(theta_tree), oracle.total)
+
+
+def maximise_likelihood(
+    oracle: MarginalOracle,
+    targets: np.ndarray,
+    start: np.ndarray,
+    penalty: float,
+    max_iters: int = 1000,
+    tol: float = 1e-6,
+) -> np.ndarray:
+    """argmax_θ θᵀt − N A(θ) − λ‖θ‖² from ``start`` (L-BFGS, exact gradients): the
+    naive MLE, and with a vanishing λ on consistent tables the M-step of EM."""
+    from scipy.optimize import minimize
+
+    total, empty = oracle.total, oracle.zeros()
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         # θ lives on the model's cliques; the junction tree's cliques hold their sums
         mu, log_z = oracle.evaluate(oracle.add(empty, theta, 1.0))
-        value = theta @ t - total * log_z - penalty * theta @ theta
-        return -value, -(t - mu - 2.0 * penalty * theta)
+        value = theta @ targets - total * log_z - penalty * theta @ theta
+        return -value, -(targets - mu - 2.0 * penalty * theta)
 
-    found = minimize(objective, np.zeros(t.size), jac=True, method="L-BFGS-B",
+    found = minimize(objective, start, jac=True, method="L-BFGS-B",
                      options={"maxiter": max_iters, "gtol": tol, "ftol": 1e-15})
-    theta_tree = oracle.add(empty, found.x, 1.0)
-    return MarkovRandomField.from_tree(oracle.tree, oracle.plan.unpack(theta_tree), total)
+    return found.x
