@@ -49,6 +49,7 @@ FAST = {
     "mwem": {"rounds": 3, "round_iters": 10, "iters": 30, "mw_passes": 2},
     "dualquery": {"samples": 5, "rounds": 4, "iters": 20},
     "hdmm": {"iters": 30},
+    "cgm": {"iters": 30, "em_iters": 20},
     "dind": {"iters": 30, "structure": STRUCTURE},
     "data-dependent": {"iters": 30, "structure": STRUCTURE},
 }

@@ -16,7 +16,8 @@ at or past D's answer plus the move (``tail_statistic``), whose likelihood ratio
 exactly e^{Σ ε_i}. Options are chosen so that the measurements carry most of the budget
 (a selection's loss is not seen by these events): AIM as it is (alpha = 0.9); DualQuery
 with count_share = 0.9; PrivBayes with beta = 0.05; MWEM with total_share = 0.95; HDMM
-with one clique; the CPD learners on a → b, Algorithm 2 with stage_share = 0.05 (its
+with one clique; CGM on its one clique table (its four estimators share the release, so
+its power check is made once); the CPD learners on a → b, Algorithm 2 with stage_share = 0.05 (its
 Stage-II tables are the measurements). Their four tables make the tail event too rare
 for a power check in CI, so theirs is made on one attribute (two tables, the same
 measuring code; both estimators share it). MST's measurements carry two thirds of its
@@ -125,6 +126,9 @@ SPECS = [
 ] + [
     Spec("hdmm", est, 1.75, FAST_PGM, "tail", 0.0, 1000, workload=(("a", "b"),))
     for est in ("pgm", "original")
+] + [
+    Spec("cgm", est, 1.75, (("em_iters", 3), *FAST_PGM), "tail", 0.0, 1000, power=est == "em")
+    for est in ("em", "pgm", "naive", "naive-projected")
 ] + [
     Spec(name, est, 1.75, (("structure", structure), *extra, *FAST_PGM), "tail", 0.0, 1000,
          width=width, power=power)

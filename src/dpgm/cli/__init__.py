@@ -27,7 +27,6 @@ NOT_PRIVATE_NOTE = (
     "note: evaluate reads the real data without noise: its figures are for the data "
     "steward's own checks, not for release"
 )
-ESTIMATORS = ("pgm", "original")
 MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
 #: Python parameter -> command-line flag, for messages that suggest an option
 FLAGS = {
@@ -485,9 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     synth.add_argument(
         "--estimator",
-        choices=ESTIMATORS,
+        choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
         default="pgm",
-        help="Private-PGM or the mechanism's original estimator (default: pgm)",
+        help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
+        "naive-projected (default: pgm)",
     )
     synth.add_argument(
         "--workload",

@@ -3,6 +3,7 @@
 from dpgm.mechanisms.aim import AIM
 from dpgm.mechanisms.base import Mechanism
 from dpgm.mechanisms.bn_parameters import BNParameterLearner, DataDependentBN, DInd
+from dpgm.mechanisms.cgm import CGM
 from dpgm.mechanisms.compression import DomainCompression
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
@@ -18,6 +19,7 @@ REGISTRY: dict[str, type[Mechanism]] = {
     "mwem": MWEM,
     "dualquery": DualQuery,
     "hdmm": HDMM,
+    "cgm": CGM,
 }
 
 #: the learners of a Bayesian network's CPDs on a public structure, by command-line name
@@ -30,6 +32,7 @@ __all__ = [
     "AIM",
     "BN_LEARNERS",
     "BNParameterLearner",
+    "CGM",
     "DInd",
     "DataDependentBN",
     "HDMM",
