@@ -38,7 +38,7 @@ LAYERS = {
     "mechanisms": 7,
     "evaluation": 7,
     "discover": 7,
-    "cgm": 7,
+    "cgm": 6.5,  # learners built on estimation, used by the mechanisms
     "io": 7,
     "datasets": 7,
     "report": 8,
