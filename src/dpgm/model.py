@@ -126,17 +126,21 @@ class MarkovRandomField:
             self._plan = MessagePlan(self.tree)
         return self._plan
 
+    def _summed_onto(self, engine: JunctionTree | LoopyPlan) -> list[np.ndarray]:
+        """The log-potentials summed onto the engine's cliques (each into the smallest
+        clique that holds it)."""
+        tables = [np.zeros(self.domain.project(c).shape) for c in engine.cliques]
+        for clique, factor in self.potentials.items():
+            i = engine.find(clique)
+            tables[i] = tables[i] + factor.broadcast_shape(self.domain.project(engine.cliques[i]))
+        return tables
+
     def clique_log_potentials(
         self, evidence: Mapping[str, int | Iterable[int]] | None = None
     ) -> list[np.ndarray]:
         """Log-potentials summed onto the junction-tree cliques; ``evidence`` (a code, or
         a set of codes, per attribute) sets every other value's cells to −∞."""
-        tables = [np.zeros(self.domain.project(c).shape) for c in self.tree.cliques]
-        for clique, factor in self.potentials.items():
-            i = self.tree.find(clique)
-            tables[i] = tables[i] + factor.broadcast_shape(
-                self.domain.project(self.tree.cliques[i])
-            )
+        tables = self._summed_onto(self.tree)
         for attr, value in (evidence or {}).items():
             if attr not in self.domain:
                 raise DomainError(f"evidence on unknown attribute {attr!r}")
@@ -235,13 +239,7 @@ class MarkovRandomField:
         if i is None:
             return None
         if self._beliefs is None:
-            tables = [np.zeros(shape) for shape in self.loopy.shapes]
-            for clique, factor in self.potentials.items():
-                j = self.loopy.find(clique)
-                tables[j] = tables[j] + factor.broadcast_shape(
-                    self.domain.project(self.loopy.cliques[j])
-                )
-            self._beliefs, _ = self.loopy.calibrate(tables)
+            self._beliefs, _ = self.loopy.calibrate(self._summed_onto(self.loopy))
         clique = self.loopy.cliques[i]
         drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
         table = self._beliefs[i].sum(axis=drop) if drop else self._beliefs[i]

@@ -46,7 +46,7 @@ class EMTrace:
 
 
 def e_step(
-    oracle: MarginalOracle, theta: np.ndarray, y: np.ndarray, scale: float, empty: np.ndarray
+    oracle: MarginalOracle, theta: np.ndarray, y: np.ndarray, scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Eq. 6 by its dual: the bounded shift g (|g| ≤ 1/b) and n = N·μ(θ + g)."""
     from scipy.optimize import minimize
@@ -54,7 +54,7 @@ def e_step(
     total = oracle.total
 
     def dual(g: np.ndarray) -> tuple[float, np.ndarray]:
-        n, log_z = oracle.evaluate(oracle.add(empty, theta + g, 1.0))
+        n, log_z = oracle.evaluate(oracle.lift(theta + g))
         return total * log_z - g @ y, n - y
 
     bound = 1.0 / scale
@@ -62,7 +62,7 @@ def e_step(
                      bounds=[(-bound, bound)] * y.size,
                      options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-9})
     g = found.x
-    return g, oracle(oracle.add(empty, theta + g, 1.0))
+    return g, oracle(oracle.lift(theta + g))
 
 
 def nlbp(
@@ -83,12 +83,11 @@ def nlbp(
     crosses y; the note's §2.4); ``alpha=None`` takes α_k = 1/(k + 2), a running average
     of the BP outputs, which does. Stops when ‖Δn‖₁/N < ``tol`` or after ``max_iters``.
     """
-    empty = oracle.zeros()
-    n = oracle(oracle.add(empty, theta, 1.0))
+    n = oracle(oracle.lift(theta))
     for k in range(max_iters):
         shifted = theta + np.sign(y - n) / scale
         step = 1.0 / (k + 2) if alpha is None else alpha
-        moved = step * (oracle(oracle.add(empty, shifted, 1.0)) - n)
+        moved = step * (oracle(oracle.lift(shifted)) - n)
         n = n + moved
         if np.abs(moved).sum() < tol * oracle.total:
             return n, k + 1
@@ -121,17 +120,16 @@ def cgm_em(
     max_iters = integer("max_iters", max_iters, least=1)
     cliques, y = flatten_tables(domain, noisy)
     oracle = clique_oracle(domain, cliques, total)
-    empty = oracle.zeros()
     theta = np.zeros(y.size)
     trace = EMTrace()
     for t in range(1, max_iters + 1):
         if e_step_method == "dual":
-            g, n = e_step(oracle, theta, y, scale, empty)
+            g, n = e_step(oracle, theta, y, scale)
             theta = theta + g  # the M-step: μ(θ + g) = n/N already
         else:
             n, _ = nlbp(oracle, theta, y, scale, alpha=alpha)
             theta = maximise_likelihood(oracle, n, theta, 1e-9)  # moment matching to n
-            n = oracle(oracle.add(empty, theta, 1.0))
+            n = oracle(oracle.lift(theta))
         residual = float(np.abs(y - n).sum())
         trace.residuals.append(residual)
         if callback is not None:

@@ -64,8 +64,9 @@ def clique_oracle(domain: Domain, cliques: list[tuple[str, ...]], total: float) 
 
 def model_of(oracle: MarginalOracle, theta: np.ndarray) -> MarkovRandomField:
     """The model whose log-potentials on the oracle's cliques are ``theta`` (flat)."""
-    theta_tree = oracle.add(oracle.zeros(), theta, 1.0)
-    return MarkovRandomField.from_tree(oracle.tree, oracle.plan.unpack(theta_tree), oracle.total)
+    return MarkovRandomField.from_tree(
+        oracle.tree, oracle.plan.unpack(oracle.lift(theta)), oracle.total
+    )
 
 
 def maximise_likelihood(
@@ -80,11 +81,11 @@ def maximise_likelihood(
     naive MLE, and with a vanishing λ on consistent tables the M-step of EM."""
     from scipy.optimize import minimize
 
-    total, empty = oracle.total, oracle.zeros()
+    total = oracle.total
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         # θ lives on the model's cliques; the junction tree's cliques hold their sums
-        mu, log_z = oracle.evaluate(oracle.add(empty, theta, 1.0))
+        mu, log_z = oracle.evaluate(oracle.lift(theta))
         value = theta @ targets - total * log_z - penalty * theta @ theta
         return -value, -(targets - mu - 2.0 * penalty * theta)
 

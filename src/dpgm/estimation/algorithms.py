@@ -102,6 +102,10 @@ class MarginalOracle:
             )
         return flat
 
+    def lift(self, values: np.ndarray) -> np.ndarray:
+        """Parameters given on the loss cliques, summed into their holder cliques."""
+        return self.add(self.zeros(), values, 1.0)
+
     def add(self, theta: np.ndarray, grad: np.ndarray, scale: float) -> np.ndarray:
         """``θ + scale · grad`` with each clique's gradient broadcast into its holder clique."""
         if self.identity:

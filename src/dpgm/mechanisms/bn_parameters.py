@@ -89,10 +89,7 @@ def structure_parents(structure: StructureLike, domain: Domain) -> Parents:
                 )
             given[child] = tuple(parents)
     else:
-        raise ParameterError(
-            "structure must be a BayesianNetwork, a networkx.DiGraph or {child: parents}, "
-            f"got {type(structure).__name__}"
-        )
+        check_structure_type(structure)
     named = set(given) | {p for ps in given.values() for p in ps}
     unknown = sorted(named - set(domain.attrs))
     if unknown:
@@ -109,6 +106,16 @@ def structure_parents(structure: StructureLike, domain: Domain) -> Parents:
     if graph.number_of_nodes() and not nx.is_directed_acyclic_graph(graph):
         raise DomainError(f"the structure has a directed cycle: {nx.find_cycle(graph)}")
     return parents
+
+
+def check_structure_type(structure: object) -> StructureLike:
+    """``structure`` if it is a BayesianNetwork, a networkx.DiGraph or a mapping."""
+    if not isinstance(structure, (BayesianNetwork, nx.DiGraph, Mapping)):
+        raise ParameterError(
+            "structure must be a BayesianNetwork, a networkx.DiGraph or {child: parents}, "
+            f"got {type(structure).__name__}"
+        )
+    return structure
 
 
 def _position(domain: Domain):
@@ -165,18 +172,17 @@ def sensitivity_by_derivative(network: BayesianNetwork, node: str) -> float:
     if not kids:
         return 0.0
     cpd = network.cpds[node]
-    k = cpd.shape[-1]
-    means = []
-    for x in range(k):
+    means = []  # for each x and child Y: the mean over (u, y) of P'[u, y]
+    for x in range(cpd.shape[-1]):
         indicator = np.zeros_like(cpd)
         indicator[..., x] = 1.0
         clamped = replace(network, cpds={**network.cpds, node: indicator})
         for child in kids:
             table = clamped.model.marginal((*parents[node], child)) / clamped.total  # P'[u, y]
-            means.append((child, table.mean()))  # mean over (u, y) for this x
-    # mean over cells (x, u), children Y and y of ∂P[Y=y]/∂Θ[x|u]
-    per_child = {c: np.mean([m for cc, m in means if cc == c]) for c in kids}
-    return float(np.mean(list(per_child.values())))
+            means.append(table.mean())
+    # every child has one entry per x: the plain mean is the mean over cells (x, u), children
+    # Y and y of ∂P[Y=y]/∂Θ[x|u]
+    return float(np.mean(means))
 
 
 @dataclass(frozen=True)
@@ -423,12 +429,7 @@ class BNParameterLearner(Mechanism):
         super().__init__(
             epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
         )
-        if not isinstance(structure, (BayesianNetwork, nx.DiGraph, Mapping)):
-            raise ParameterError(
-                "structure must be a BayesianNetwork, a networkx.DiGraph or {child: parents}, "
-                f"got {type(structure).__name__}"
-            )
-        self.structure = structure
+        self.structure = check_structure_type(structure)
         if not isinstance(consistency, bool):
             raise ParameterError(f"consistency must be True or False, got {consistency!r}")
         self.consistency = consistency
