@@ -41,6 +41,11 @@ class PublicOnly(Dataset):
         _read(self)
 
 
+def spent(budget: PrivacyBudget) -> float:
+    """What a ledger spent in the budget's own unit (ε, or ρ in zCDP mode)."""
+    return sum(e.rho if budget.mode == "zcdp" else e.epsilon for e in budget.ledger)
+
+
 #: per mechanism, options that keep a fit on a small domain fast (and within its limits)
 FAST = {
     "mst": {"iters": 30},
@@ -50,6 +55,7 @@ FAST = {
     "dualquery": {"samples": 5, "rounds": 4, "iters": 20},
     "hdmm": {"iters": 30},
     "cgm": {"iters": 30, "em_iters": 20},
+    "psgd": {"sampling_rate": 0.1, "epochs": 1},
     "dind": {"iters": 30, "structure": STRUCTURE},
     "data-dependent": {"iters": 30, "structure": STRUCTURE},
 }
@@ -71,7 +77,7 @@ def prespent(mechanism, share: float):
 
     def new_budget() -> PrivacyBudget:
         budget = make()
-        if budget.mode == "pure":
+        if budget.mode != "zcdp":  # pure or (epsilon, delta): the total is an epsilon
             budget.charge(epsilon=share * budget.total, label="another release")
         else:
             budget.charge(rho=share * budget.total, label="another release")

@@ -15,6 +15,7 @@ from dpgm.errors import (
 )
 from dpgm.estimation import Measurement, estimate
 from dpgm.factor import Factor
+from dpgm.mechanisms.cgm import fit_cgm
 from dpgm.model import MarkovRandomField
 from dpgm.schema import Schema
 from dpgm.schema.draft import draft
@@ -33,6 +34,7 @@ __all__ = [
     "DomainError",
     "DpgmError",
     "Factor",
+    "fit_cgm",
     "MarkovRandomField",
     "Measurement",
     "ModelTooLargeError",

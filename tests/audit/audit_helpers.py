@@ -6,6 +6,7 @@ bounds p = P[M(D') ∈ E] from below and q = P[M(D) ∈ E] from above with Clopp
 intervals. Then it asks whether the bounds alone prove the claim false:
 
 * pure ε-DP: p ≤ e^ε·q for every event, so ``log(p_low / q_high) > ε`` is a proof;
+  (ε, δ)-DP: p ≤ e^ε·q + δ, so ``log((p_low − δ) / q_high) > ε`` is one;
 * ρ-zCDP: post-processing to the event's indicator cannot raise Rényi divergence, so the
   two Bernoulli laws must satisfy D_α(Bern(p) ‖ Bern(q)) ≤ αρ for every α > 1; a box of
   (p, q) whose closest point to p = q breaks this for some α is a proof. (This is
@@ -63,17 +64,19 @@ def renyi_bernoulli(p: float, q: float, order: float) -> float:
 
 @dataclass(frozen=True)
 class Claim:
-    """Pure ``epsilon``-DP, or ``rho``-zCDP."""
+    """``epsilon``-DP (with ``delta``: (ε, δ)-DP), or ``rho``-zCDP."""
 
     epsilon: float | None = None
     rho: float | None = None
+    delta: float = 0.0
 
     def excess(self, p_low: float, q_high: float) -> float:
         """How far the bounds prove the claim false (> 0), or how far from it (<= 0)."""
-        if p_low <= q_high:
-            return p_low - q_high
+        if p_low - self.delta <= q_high:
+            return p_low - self.delta - q_high
         if self.rho is None:
-            return math.log(p_low / q_high) - self.epsilon if q_high > 0 else math.inf
+            return (math.log((p_low - self.delta) / q_high) - self.epsilon if q_high > 0
+                    else math.inf)
         return max(renyi_bernoulli(p_low, q_high, a) - a * self.rho for a in ORDERS)
 
 

@@ -62,10 +62,14 @@ def clique_oracle(domain: Domain, cliques: list[tuple[str, ...]], total: float) 
     return MarginalOracle(JunctionTree.build(domain, cliques), Loss(domain, cliques), total)
 
 
-def model_of(oracle: MarginalOracle, theta: np.ndarray) -> MarkovRandomField:
-    """The model whose log-potentials on the oracle's cliques are ``theta`` (flat)."""
+def model_of(
+    oracle: MarginalOracle, theta: np.ndarray, total: float | None = None
+) -> MarkovRandomField:
+    """The model whose log-potentials on the oracle's cliques are ``theta`` (flat), of
+    ``total`` records (the oracle's total by default)."""
     return MarkovRandomField.from_tree(
-        oracle.tree, oracle.plan.unpack(oracle.lift(theta)), oracle.total
+        oracle.tree, oracle.plan.unpack(oracle.lift(theta)),
+        oracle.total if total is None else total,
     )
 
 

@@ -124,7 +124,9 @@ def _build_mechanism(args: argparse.Namespace):
 
     cls = REGISTRY[args.mechanism]
     accepted = inspect.signature(cls).parameters
-    options = {"estimator": args.estimator, "progress": _say, "max_memory": args.max_memory}
+    options = {"progress": _say, "max_memory": args.max_memory}
+    if args.estimator is not None:
+        options["estimator"] = args.estimator
     if args.delta is not None:
         options["delta"] = args.delta
     for name in PASSED_ON:
@@ -271,7 +273,8 @@ def _write_ledger(path, budget) -> None:
     if budget.mode == "zcdp":
         spent["rho"] = budget.spent_rho
     entries = [
-        {"label": e.label, "epsilon": e.epsilon, "rho": e.rho, "delta": e.delta}
+        {"label": e.label, "epsilon": e.epsilon, "rho": e.rho, "delta": e.delta,
+         **({"accounting": e.accounting} if e.accounting else {})}
         for e in budget.ledger
     ]
     with atomic_write(path) as handle:
@@ -485,9 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument(
         "--estimator",
         choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
-        default="pgm",
+        default=None,
         help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
-        "naive-projected (default: pgm)",
+        "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",
     )
     synth.add_argument(
         "--workload",

@@ -10,6 +10,7 @@ from dpgm.mechanisms.hdmm import HDMM
 from dpgm.mechanisms.mst import MST
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.privbayes import PrivBayes
+from dpgm.mechanisms.psgd import PSGD
 
 #: the mechanisms by their command-line names
 REGISTRY: dict[str, type[Mechanism]] = {
@@ -20,6 +21,7 @@ REGISTRY: dict[str, type[Mechanism]] = {
     "dualquery": DualQuery,
     "hdmm": HDMM,
     "cgm": CGM,
+    "psgd": PSGD,
 }
 
 #: the learners of a Bayesian network's CPDs on a public structure, by command-line name
@@ -43,4 +45,5 @@ __all__ = [
     "DualQuery",
     "Mechanism",
     "PrivBayes",
+    "PSGD",
 ]

@@ -43,9 +43,10 @@ WorkloadLike = Workload | Sequence[Iterable[str]]
 Clique = tuple[str, ...]
 
 #: the accounting a mechanism uses: "pure" ε-DP (a δ is accepted and not spent), "zcdp"
-#: (ρ-zCDP reported as (ε, δ), δ defaults to DEFAULT_DELTA), or "either" (pure without a
-#: δ, zCDP with one)
-PRIVACY_KINDS = ("pure", "zcdp", "either")
+#: (ρ-zCDP reported as (ε, δ), δ defaults to DEFAULT_DELTA), "either" (pure without a
+#: δ, zCDP with one), or "approx" ((ε, δ)-DP under basic composition, δ defaults to
+#: DEFAULT_DELTA)
+PRIVACY_KINDS = ("pure", "zcdp", "either", "approx")
 
 
 class Mechanism:
@@ -84,7 +85,7 @@ class Mechanism:
     ):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        if self.delta is None and self.privacy == "zcdp":
+        if self.delta is None and self.privacy in ("zcdp", "approx"):
             self.delta = DEFAULT_DELTA
         self.estimator = one_of("estimator", estimator, self.estimators)
         self.max_memory = (
@@ -96,7 +97,8 @@ class Mechanism:
     # -- the template ---------------------------------------------------------------------
     @property
     def accounting(self) -> str:
-        """``"pure"`` (ε-DP) or ``"zcdp"`` (ρ-zCDP, reported as (ε, δ)) for this run."""
+        """``"pure"`` (ε-DP), ``"zcdp"`` (ρ-zCDP, reported as (ε, δ)) or ``"approx"``
+        ((ε, δ)-DP, basic composition) for this run."""
         if self.privacy == "either":
             return "pure" if self.delta is None else "zcdp"
         return self.privacy
@@ -105,6 +107,8 @@ class Mechanism:
         """An empty budget of the kind this mechanism spends."""
         if self.accounting == "pure":
             return PrivacyBudget(epsilon=self.epsilon)
+        if self.accounting == "approx":
+            return PrivacyBudget.approximate(self.epsilon, self.delta)
         with warnings.catch_warnings():  # a large delta was warned about at construction
             warnings.simplefilter("ignore", PrivacyWarning)
             return PrivacyBudget(epsilon=self.epsilon, delta=self.delta)
@@ -244,9 +248,10 @@ class Mechanism:
         command line) calls this first, so that a run bound to fail spends nothing.
         """
         if zeros and self.estimator != "pgm":
+            remedy = (f"use {option('estimator', 'pgm')}" if "pgm" in self.estimators else
+                      f"{type(self).__name__} has none: use another mechanism")
             raise ParameterError(
-                "structural zeros (constraints) need the Private-PGM estimator: "
-                f"use {option('estimator', 'pgm')}"
+                f"structural zeros (constraints) need the Private-PGM estimator: {remedy}"
             )
         checked = self.workload_for(domain, workload)
         self.plan(domain, checked)

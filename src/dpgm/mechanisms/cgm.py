@@ -26,6 +26,7 @@ from dpgm.domain import Domain
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES
+from dpgm.model import MarkovRandomField
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
 from dpgm.validation import integer, one_of, optional, positive
@@ -111,3 +112,37 @@ class CGM(Mechanism):
         super()._reset()
         self.trace = None
 
+
+
+#: fit_cgm's methods: CGM's estimators on the Laplace release, and DP-SGD
+CGM_METHODS = (*CGM.estimators, "psgd")
+
+
+def fit_cgm(
+    data,
+    cliques,
+    epsilon: float,
+    method: str = "em",
+    *,
+    delta: float | None = None,
+    rng=None,
+    schema=None,
+    **options,
+) -> MarkovRandomField:
+    """A private log-linear model of ``data`` on ``cliques``, the paper's way.
+
+    ``method``: ``"em"`` (CGM-EM), ``"naive"`` / ``"naive-projected"`` (naive MLE),
+    ``"pgm"`` (Private-PGM) — all ε-DP, on one Laplace release of the clique tables
+    (:class:`CGM`) — or ``"psgd"``, DP-SGD, (ε, δ)-DP (:class:`~dpgm.mechanisms.psgd.PSGD`).
+    ``options`` go to the mechanism (``total`` for a public N, ``penalty``, ``stop``,
+    ``sampling_rate``, ...); ``rng`` and ``schema`` as in :meth:`Mechanism.fit`. For the
+    ledger and the trace, use the mechanism classes themselves.
+    """
+    from dpgm.mechanisms.psgd import PSGD
+
+    method = one_of("method", method, CGM_METHODS)
+    if method == "psgd":
+        mechanism = PSGD(epsilon, delta, **options)
+    else:
+        mechanism = CGM(epsilon, delta, estimator=method, **options)
+    return mechanism.fit(data, cliques, rng, schema=schema)

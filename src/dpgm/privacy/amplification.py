@@ -32,16 +32,14 @@ from dpgm.random import RngLike, as_generator, check_seed
 from dpgm.validation import number
 
 
-def _rate(beta: object) -> float:
+def check_rate(value: object, name: str = "beta") -> float:
     """A sampling rate in (0, 1]."""
-    return number(
-        "beta", beta, low=0.0, high=1.0, low_open=True, error=PrivacyParameterError
-    )
+    return number(name, value, low=0.0, high=1.0, low_open=True, error=PrivacyParameterError)
 
 
 def amplified_epsilon(epsilon: float, beta: float) -> float:
     """ε′ = ln(1 + β(e^ε − 1)): the guarantee of an ε-DP mechanism run on a Poisson(β) subsample."""
-    epsilon, beta = check_epsilon(epsilon), _rate(beta)
+    epsilon, beta = check_epsilon(epsilon), check_rate(beta)
     if epsilon <= 1.0:
         return math.log1p(beta * math.expm1(epsilon))
     # the same, factored as β·e^ε·(1 + (1 − β)e^{−ε}/β): no overflow for large ε
@@ -51,14 +49,14 @@ def amplified_epsilon(epsilon: float, beta: float) -> float:
 def subsample_epsilon(target: float, beta: float) -> float:
     """The ε to spend on a Poisson(β) subsample so that the amplified cost is ``target``:
     ln(1 + (e^target − 1)/β), the inverse of :func:`amplified_epsilon`."""
-    target, beta = check_epsilon(target, "target"), _rate(beta)
+    target, beta = check_epsilon(target, "target"), check_rate(beta)
     if target <= 1.0:
         return math.log1p(math.expm1(target) / beta)
     # the same, factored as e^t·(1 − (1 − β)e^{−t})/β: no overflow for large targets
     return target - math.log(beta) + math.log1p((beta - 1.0) * math.exp(-target))
 
 
-def _uniform(size: int, rng: RngLike) -> np.ndarray:
+def secret_uniforms(size: int, rng: RngLike) -> np.ndarray:
     """``size`` uniforms in [0, 1): from the OS's cryptographic source when ``rng`` is None
     (who is in a subsample must stay secret), else from NumPy (research only)."""
     if rng is None:
@@ -86,7 +84,7 @@ def poisson_subsample(
     the OS's cryptographic source (a release), a seed makes it reproducible (research only).
     """
     data = require_dataset(data)
-    beta = _rate(beta)
+    beta = check_rate(beta)
     epsilon = check_epsilon(epsilon)
     rng = check_seed(rng)
     if not isinstance(budget, PrivacyBudget) or budget.mode != "pure":
@@ -98,6 +96,6 @@ def poisson_subsample(
     budget.charge(
         epsilon=epsilon, label=label or f"Poisson subsample (beta={beta:g}, epsilon={raw:.6g})"
     )
-    keep = _uniform(len(data), rng) < beta
+    keep = secret_uniforms(len(data), rng) < beta
     weights = None if data.weights is None else data.weights[keep]
     return Dataset(data.records[keep], data.domain, weights), PrivacyBudget(epsilon=raw)

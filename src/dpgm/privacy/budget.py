@@ -29,13 +29,16 @@ class LedgerEntry:
     """One recorded spend: ``epsilon`` for an ε-DP charge, ``rho`` for what a zCDP budget counted.
 
     In pure mode ``rho`` is None. In zCDP mode ``rho`` is always set; ``epsilon`` is set
-    too when the charge was made in ε (then ``rho == epsilon**2 / 2``).
+    too when the charge was made in ε (then ``rho == epsilon**2 / 2``). ``accounting``
+    says how a composite spend was accounted, e.g. the Rényi-DP composition of DP-SGD's
+    steps behind one (ε, δ) entry.
     """
 
     label: str
     epsilon: float | None
     rho: float | None
     delta: float = 0.0
+    accounting: str = ""
 
 
 class PrivacyBudget:
@@ -87,12 +90,14 @@ class PrivacyBudget:
         rho: float | None = None,
         delta: float = 0.0,
         label: str = "",
+        accounting: str = "",
     ) -> LedgerEntry:
         """Record a spend of ``epsilon`` (ε-DP) or ``rho`` (ρ-zCDP) and return its entry.
 
         Raises :class:`BudgetExceededError`, recording nothing, if the spend exceeds what is
         left; raises :class:`PrivacyParameterError` for a ρ charge on a pure-ε budget. A
-        ``delta`` (an (ε, δ)-DP spend) is accepted by an ``"approx"`` budget only.
+        ``delta`` (an (ε, δ)-DP spend) is accepted by an ``"approx"`` budget only;
+        ``accounting`` records how the spend was computed (kept in the entry).
         """
         if (epsilon is None) == (rho is None):
             raise PrivacyParameterError("charge exactly one of epsilon or rho")
@@ -115,15 +120,17 @@ class PrivacyBudget:
                     f"cannot charge rho={rho:g} to a pure epsilon-DP budget; "
                     "zCDP spends need a budget made with rho or with (epsilon, delta)"
                 )
-            entry, amount, asked = LedgerEntry(label, None, rho), rho, f"rho={rho:g}"
+            entry = LedgerEntry(label, None, rho, accounting=accounting)
+            amount, asked = rho, f"rho={rho:g}"
         else:
             epsilon = check_epsilon(epsilon)
             if self._mode in ("pure", "approx"):
-                entry, amount = LedgerEntry(label, epsilon, None, float(delta)), epsilon
+                entry = LedgerEntry(label, epsilon, None, float(delta), accounting)
+                amount = epsilon
                 asked = f"epsilon={epsilon:g}"
             else:
                 amount = epsilon**2 / 2.0
-                entry = LedgerEntry(label, epsilon, amount)
+                entry = LedgerEntry(label, epsilon, amount, accounting=accounting)
                 asked = f"epsilon={epsilon:g} (rho={amount:g})"
         if self._spent + amount > self._total * (1.0 + _RELATIVE_SLACK):
             where = f" for {label!r}" if label else ""

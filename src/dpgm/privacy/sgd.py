@@ -1,0 +1,218 @@
+"""DP-SGD's data access (Abadi et al. 2016): noisy sums of clipped per-record gradients.
+
+For a log-linear model over clique tables, the gradient of one record's loss
+−log p(x; θ) = A(θ) − θᵀφ(x) is g(x) = μ(θ) − φ(x), with μ(θ) the model's clique
+marginals (probabilities) and φ(x) the record's one-hot cells; ‖g(x)‖² = Σ_C (1 −
+2μ_C(x_C) + ‖μ_C‖²) ≤ 2|𝒞|. One step of :class:`NoisyGradientSums` draws a lot (each
+record independently with probability q, "Poisson sampling"), clips each gradient of the
+lot to L2 norm C, sums, and adds Gaussian noise of standard deviation σC per coordinate.
+
+Guarantee, add/remove neighbours: one record changes the clipped sum by one clipped
+gradient, L2 norm ≤ C (a record of weight w ≤ 1 counts w times), so a step is the
+Poisson-subsampled Gaussian mechanism with noise multiplier σ; T adaptively chosen steps
+are accounted by Rényi DP (dp-accounting's ``RdpAccountant``) and converted to (ε, δ).
+The whole (ε, δ) is charged to the budget once, before the data are read; the object then
+answers at most T steps. dp-accounting is the optional extra ``dpgm[psgd]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpgm.dataset import Dataset, require_dataset
+from dpgm.errors import BudgetExceededError, DataError, DpgmError, PrivacyParameterError
+from dpgm.privacy.amplification import check_rate, secret_uniforms
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.noise import gaussian_noise
+from dpgm.privacy.policy import check_epsilon, check_probability
+from dpgm.random import RngLike, as_generator
+from dpgm.validation import integer, optional, positive
+
+# Bisection on log σ: 60 halvings of a bracket within [1e-3, 1e6] reach 1e-9 relative.
+_HALVINGS = 60
+
+
+def _accounting():
+    try:
+        import dp_accounting
+        from dp_accounting import rdp
+    except ImportError as error:  # an optional extra: say how to get it
+        raise DpgmError(
+            "DP-SGD's privacy accounting needs dp-accounting: pip install 'dpgm[psgd]'"
+        ) from error
+    return dp_accounting, rdp
+
+
+def sgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
+    """ε of ``steps`` Poisson-subsampled Gaussian steps at ``delta`` (RDP accountant)."""
+    noise_multiplier = positive("noise_multiplier", noise_multiplier, error=PrivacyParameterError)
+    sampling_rate = check_rate(sampling_rate, "sampling_rate")
+    steps = integer("steps", steps, least=1)
+    delta = check_probability("delta", delta)
+    dp_accounting, rdp = _accounting()
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(
+            sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)
+        ),
+        steps,
+    )
+    # dp-accounting logs, through absl, each order whose series fails to converge; it
+    # leaves that order out, which can only make ε larger (safe): keep the logs quiet
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        accountant = rdp.RdpAccountant()  # add/remove neighbours, its default order grid
+        accountant.compose(event)
+        return float(accountant.get_epsilon(delta))
+    finally:
+        absl.setLevel(level)
+
+
+def sgd_noise_multiplier(
+    epsilon: float,
+    delta: float,
+    sampling_rate: float,
+    steps: int,
+    *,
+    largest: float | None = None,
+) -> float:
+    """The smallest noise multiplier σ whose ``steps`` steps are (``epsilon``, ``delta``)-DP.
+
+    Found by bisection on :func:`sgd_epsilon` (decreasing in σ); the returned σ always
+    meets the target. If it exceeds ``largest``, the target is called not attainable
+    (:class:`PrivacyParameterError`), as in Abadi et al.'s and Bernstein et al.'s practice.
+    """
+    epsilon = check_epsilon(epsilon)
+    largest = optional(positive, "largest", largest)
+    lo, hi = 1e-3, 1.0
+    while sgd_epsilon(hi, sampling_rate, steps, delta) > epsilon:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            raise PrivacyParameterError(f"epsilon={epsilon:g} needs a noise multiplier over 1e6")
+    for _ in range(_HALVINGS):
+        mid = math.sqrt(lo * hi)
+        if sgd_epsilon(mid, sampling_rate, steps, delta) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1.0 + 1e-9:
+            break
+    if largest is not None and hi > largest:
+        raise PrivacyParameterError(
+            f"(epsilon={epsilon:g}, delta={delta:g}) is not attainable with {steps} steps at "
+            f"sampling rate {sampling_rate:g}: it needs noise multiplier {hi:.4g} > {largest:g}"
+        )
+    return hi  # feasible end: ε(hi) ≤ target
+
+
+def clipped_gradient_sum(
+    cells: np.ndarray, mu: np.ndarray, offsets: np.ndarray, clip: float, weights=None
+) -> np.ndarray:
+    """Σ_i w_i·g(x_i)·min(1, C/‖g(x_i)‖) for records whose cells (flat indices into the
+    clique-table layout, one column per clique) are ``cells``; ``mu`` holds μ(θ) in that
+    layout, clique c occupying ``mu[offsets[c]:offsets[c+1]]``."""
+    squares = np.add.reduceat(mu * mu, offsets[:-1]) if mu.size else np.zeros(0)
+    norms = np.sqrt(np.maximum(
+        (1.0 + squares - 2.0 * mu[cells]).sum(axis=1), 0.0))  # ‖μ − φ(x)‖ per record
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    if weights is not None:
+        scale = scale * weights
+    hits = np.bincount(cells.ravel(), weights=np.repeat(scale, cells.shape[1]),
+                       minlength=mu.size)
+    return scale.sum() * mu - hits
+
+
+class NoisyGradientSums:
+    """Noisy sums of clipped log-likelihood gradients over Poisson lots of ``data``.
+
+    (``epsilon``, ``delta``)-DP for all ``steps`` steps together (add/remove neighbours;
+    sensitivity of one step's sum: ``clip`` in L2), charged to ``budget`` (made with
+    :meth:`PrivacyBudget.approximate`) at construction. ``cliques`` are the model's
+    cliques, each in domain order; gradients are flat over their tables in that order.
+    ``rng=None`` (a release) draws lots from the OS's cryptographic source and noise from
+    OpenDP; a seed makes the run reproducible (research only).
+    """
+
+    def __init__(
+        self,
+        data: Dataset,
+        cliques: Sequence[tuple[str, ...]],
+        *,
+        epsilon: float,
+        delta: float,
+        sampling_rate: float,
+        steps: int,
+        clip: float,
+        budget: PrivacyBudget,
+        rng: RngLike = None,
+        largest_noise: float | None = None,
+        label: str = "DP-SGD",
+    ):
+        data = require_dataset(data)
+        self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
+        self.steps = integer("steps", steps, least=1)
+        self.clip = positive("clip", clip, error=PrivacyParameterError)
+        epsilon = check_epsilon(epsilon)
+        delta = check_probability("delta", delta)
+        if not isinstance(budget, PrivacyBudget) or budget.mode != "approx":
+            raise PrivacyParameterError(
+                "DP-SGD is (epsilon, delta)-DP: give a PrivacyBudget.approximate(epsilon, delta)"
+            )
+        self.noise_multiplier = sgd_noise_multiplier(
+            epsilon, delta, self.sampling_rate, self.steps, largest=largest_noise
+        )
+        accounted = sgd_epsilon(self.noise_multiplier, self.sampling_rate, self.steps, delta)
+        budget.charge(
+            epsilon=epsilon, delta=delta, label=label,
+            accounting=(f"RDP (dp-accounting): {self.steps} Poisson-subsampled Gaussian steps, "
+                        f"q={self.sampling_rate:g}, noise multiplier {self.noise_multiplier:.6g}, "
+                        f"clip {self.clip:g}; epsilon={accounted:.6g} at delta={delta:g}"),
+        )
+        # the data are read from here on
+        if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
+            raise DataError("record weights must be at most 1 (sensitivity); rescale them")
+        domain = data.domain
+        shapes = [domain.project(c).shape for c in cliques]
+        sizes = [math.prod(s) for s in shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        # each record's cell in each clique table, as flat indices into the layout
+        columns = []
+        for clique, shape, start in zip(cliques, shapes, self.offsets[:-1]):
+            codes = data.records[:, list(domain.axes(clique))]
+            flat = np.ravel_multi_index(tuple(codes.T), shape) if len(clique) > 1 else codes[:, 0]
+            columns.append(flat.astype(np.int64) + start)
+        self._cells = np.stack(columns, axis=1) if columns else np.zeros((len(data), 0), int)
+        self._weights = data.weights
+        # one generator for all steps (a seed turned into a generator per step would
+        # repeat the same lots and noise)
+        self._rng = None if rng is None else as_generator(rng)
+        self._taken = 0
+
+    @property
+    def remaining(self) -> int:
+        """Steps left of those paid for."""
+        return self.steps - self._taken
+
+    def step(self, mu: np.ndarray) -> np.ndarray:
+        """One step: the noisy sum of clipped gradients at model marginals ``mu`` (flat)."""
+        if self._taken >= self.steps:
+            raise BudgetExceededError(f"all {self.steps} DP-SGD steps paid for are spent")
+        mu = np.asarray(mu, dtype=np.float64)
+        if mu.shape != (int(self.offsets[-1]),) or not np.all(np.isfinite(mu)):
+            raise PrivacyParameterError(
+                f"mu must be {int(self.offsets[-1])} finite marginal probabilities"
+            )
+        self._taken += 1
+        keep = self._lot()
+        weights = None if self._weights is None else self._weights[keep]
+        exact = clipped_gradient_sum(self._cells[keep], mu, self.offsets, self.clip, weights)
+        return gaussian_noise(exact, self.noise_multiplier * self.clip, self._rng)
+
+    def _lot(self) -> np.ndarray:
+        # who is in a lot must stay secret: the OS's cryptographic source on a release
+        return secret_uniforms(self._cells.shape[0], self._rng) < self.sampling_rate
