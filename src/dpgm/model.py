@@ -17,6 +17,7 @@ from dpgm.inference.elimination import variable_elimination
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.inference.sampling import sample_records
+from dpgm.memory import cells
 from dpgm.random import as_generator
 from dpgm.validation import integer, positive
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 #: the largest junction tree (cells) an approximate model builds for an exact answer
 EXACT_CELLS = 50_000_000
+#: the largest table an approximate model completes for a query no clique holds
+COMPLETION_CELLS = 10_000_000
 _QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
 
 
@@ -77,6 +80,7 @@ class MarkovRandomField:
         self._plan: MessagePlan | None = None
         self._calibration: Calibration | None = None
         self._beliefs: list[np.ndarray] | None = None
+        self._too_large = False  # an approximate model whose exact tree was refused
 
     @property
     def tree(self) -> JunctionTree:
@@ -92,16 +96,17 @@ class MarkovRandomField:
                 raise ModelTooLargeError(
                     f"exact inference on this model needs a junction tree of {tree.size():,} "
                     f"cells (largest clique {tree.max_clique()}); it was estimated with loopy "
-                    "belief propagation, and only its marginals inside a clique "
-                    f"({len(self.loopy.cliques)} cliques) are available, approximately"
+                    "belief propagation: only approximate marginals are available (inside a "
+                    f"clique, or completed from the cliques for up to {COMPLETION_CELLS:,} cells)"
                 )
             self._tree = tree
         return self._tree
 
     @property
     def approximate(self) -> bool:
-        """Whether marginals come from loopy belief propagation (the Bethe approximation)
-        rather than exact inference."""
+        """Whether marginals come from loopy belief propagation (Bethe or convex counting
+        numbers, ``model.loopy.counting``) rather than exact inference; after a query,
+        ``model.loopy.result`` says whether its messages converged."""
         return self.loopy is not None
 
     @classmethod
@@ -217,7 +222,9 @@ class MarkovRandomField:
         """
         attrs = self.domain.check(attrs)
         if self.loopy is not None and not evidence:
-            table = self._loopy_marginal(attrs)
+            table = self._loopy_marginal(attrs, complete=False)
+            if table is None and not self._exact_available():
+                table = self._loopy_marginal(attrs, complete=True)
             if table is not None:
                 return table
         cal = self._calibrated(evidence)
@@ -233,13 +240,33 @@ class MarkovRandomField:
         result, _ = variable_elimination(factors, attrs, log_space=True)
         return np.exp(result.values) * self.total
 
-    def _loopy_marginal(self, attrs: tuple[str, ...]) -> np.ndarray | None:
-        """The loopy-BP marginal on ``attrs`` if a clique holds them (else None)."""
+    def _exact_available(self) -> bool:
+        """Whether exact inference is within reach (the junction tree is small enough)."""
+        if self._tree is None and not self._too_large:
+            try:
+                self.tree  # noqa: B018 (built and kept, or refused)
+            except ModelTooLargeError:
+                self._too_large = True
+        return not self._too_large
+
+    def _loopy_marginal(self, attrs: tuple[str, ...], complete: bool) -> np.ndarray | None:
+        """The loopy-BP marginal on ``attrs``: a clique's belief where one holds them;
+        else, if ``complete``, the maximum-entropy completion of the beliefs on their
+        overlaps with the cliques; else None."""
         i = self.loopy.find(attrs)
-        if i is None:
+        if i is None and not complete:
             return None
+        size = cells(self.domain.project(attrs).shape)
+        if i is None and size > COMPLETION_CELLS:
+            raise ModelTooLargeError(
+                f"the marginal on {attrs} has {size:,} cells: an approximate model completes "
+                f"tables of up to {COMPLETION_CELLS:,} cells (its exact junction tree is "
+                "too large); ask for fewer attributes"
+            )
         if self._beliefs is None:
             self._beliefs, _ = self.loopy.calibrate(self._summed_onto(self.loopy))
+        if i is None:
+            return self.loopy.completion(attrs, self._beliefs) * self.total
         clique = self.loopy.cliques[i]
         drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
         table = self._beliefs[i].sum(axis=drop) if drop else self._beliefs[i]
@@ -359,7 +386,9 @@ class MarkovRandomField:
 
     def __repr__(self) -> str:
         if self.loopy is not None:  # no junction tree to describe: it may be too large
-            size = f"{len(self.potentials)} cliques, approximate (loopy belief propagation)"
+            engine = "convex" if self.loopy.counting == "convex" else "Bethe"
+            size = (f"{len(self.potentials)} cliques, approximate (loopy belief propagation, "
+                    f"{engine})")
             return f"MarkovRandomField({size}, total={self.total:g})"
         size = f"{len(self.tree.cliques)} cliques, {self.tree.size()} cells"
         return f"MarkovRandomField({size}, total={self.total:g})"

@@ -49,16 +49,36 @@ def test_loopy_estimation_runs_where_the_junction_tree_is_refused():
     errors = [0.5 * np.abs(model.marginal(c) - truth.marginal(c)).sum() / 1000.0
               for c in pairs]
     assert max(errors) < 0.005
-    # an answer across cliques needs exact inference: refused, clearly, where too large
+    # an answer across cliques where the exact tree is refused: the maximum-entropy
+    # completion of the pair beliefs, approximate; refused where that table is too large
     import dpgm.model
 
-    small = dpgm.model.EXACT_CELLS
+    small, completion = dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS
     try:
         dpgm.model.EXACT_CELLS = 10
-        with pytest.raises(ModelTooLargeError, match="loopy belief propagation"):
+        triple = model.marginal(("x0", "x1", "x2"))
+        assert triple.sum() == pytest.approx(1000.0)
+        assert 0.5 * np.abs(triple - truth.marginal(("x0", "x1", "x2"))).sum() / 1000 < 0.06
+        dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS = 10, 4
+        with pytest.raises(ModelTooLargeError, match="completes tables of up to 4 cells"):
             model.marginal(("x0", "x1", "x2"))
     finally:
-        dpgm.model.EXACT_CELLS = small
+        dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS = small, completion
+
+
+def test_convex_inference_fits_the_measured_pairs_of_a_dense_graph():
+    domain = Domain([f"x{i}" for i in range(8)], [2, 3] * 4)
+    rng = np.random.default_rng(2)
+    ring = [(f"x{i}", f"x{(i + 1) % 8}") for i in range(8)]
+    truth = MarkovRandomField(
+        domain, {c: 0.8 * rng.normal(size=domain.project(c).shape) for c in ring}, total=1000.0)
+    pairs = list(combinations(domain.attrs, 2))
+    model = estimate(domain, exact_measurements(truth, pairs), total=1000.0, iters=300,
+                     inference="convex")
+    assert model.approximate and model.loopy.counting == "convex"
+    errors = [0.5 * np.abs(model.marginal(c) - truth.marginal(c)).sum() / 1000.0
+              for c in pairs]
+    assert max(errors) < 0.01
 
 
 def test_loopy_inference_refuses_a_warm_start_and_unknown_engines():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 from brute_force import joint, marginal
 
-from dpgm import Domain
+from dpgm import Domain, MarkovRandomField
 from dpgm.errors import ParameterError
 from dpgm.inference.loopy import LoopyPlan, maximal_cliques
 
@@ -104,3 +106,43 @@ def test_structural_zeros_stay_zero():
     beliefs, _ = plan.calibrate([zero, np.zeros((2, 2))])
     assert plan.result.converged and beliefs[0][1, 1] == 0.0
     np.testing.assert_allclose(beliefs[0], [[1 / 3, 1 / 3], [1 / 3, 0.0]], atol=1e-12)
+
+
+def test_convex_counting_has_one_fixed_point_with_consistent_beliefs():
+    domain = Domain(list("abcd"), [2, 3, 2, 3])
+    rng = np.random.default_rng(5)
+    cliques = [("a", "b"), ("b", "c"), ("c", "d"), ("a", "d"), ("a", "c")]
+    thetas = [2.0 * rng.normal(size=domain.project(c).shape) for c in cliques]
+    first = LoopyPlan(domain, cliques, counting="convex")
+    beliefs, _ = first.calibrate(thetas)
+    assert first.result.converged
+    # a different start (messages from other potentials) reaches the same beliefs
+    second = LoopyPlan(domain, cliques, counting="convex")
+    second.calibrate([-t for t in thetas])
+    again, _ = second.calibrate(thetas)
+    for one, two in zip(beliefs, again):
+        np.testing.assert_allclose(one, two, atol=1e-7)
+    # the cliques agree on every shared attribute
+    for (i, c), (j, d) in combinations(list(enumerate(first.cliques)), 2):
+        for a in set(c) & set(d):
+            left = beliefs[i].sum(axis=tuple(k for k, x in enumerate(c) if x != a))
+            right = beliefs[j].sum(axis=tuple(k for k, x in enumerate(d) if x != a))
+            np.testing.assert_allclose(left, right, atol=1e-7)
+
+
+def test_the_completion_is_exact_inside_a_tree_and_keeps_the_beliefs():
+    domain = Domain(list("abcde"), [2, 3, 2, 2, 3])
+    rng = np.random.default_rng(6)
+    chain = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")]
+    model = MarkovRandomField(
+        domain, {c: rng.normal(size=domain.project(c).shape) for c in chain}, total=1.0)
+    plan = LoopyPlan(domain, chain)
+    beliefs, _ = plan.calibrate([model.potentials[c].values for c in plan.cliques])
+    for attrs in [("a", "b", "c"), ("d", "c", "b"), ("b", "c", "d", "e")]:
+        np.testing.assert_allclose(plan.completion(attrs, beliefs), model.marginal(attrs),
+                                   atol=1e-8)
+    # across a gap the completion is the maximum-entropy table: a and c independent given
+    # nothing else, with their beliefs as marginals
+    gap = plan.completion(("a", "c"), beliefs)
+    np.testing.assert_allclose(gap, np.outer(model.marginal(("a",)), model.marginal(("c",))),
+                               atol=1e-8)

@@ -25,7 +25,7 @@ from dpgm.validation import integer, one_of, positive
 
 Callback = Callable[[int, float], object]
 METHODS = ("auto", "mirror_descent", "accelerated")
-INFERENCE = ("exact", "loopy")
+INFERENCE = ("exact", "loopy", "convex")
 DEFAULT_MAX_CELLS = 50_000_000  # 400 MB per copy of the parameters
 LINE_SEARCH_GROWTH = 1.5  # step growth per iteration: 2 wastes an oracle call on most iterations
 IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets runs global sweeps
@@ -362,6 +362,14 @@ def estimate(
     would exceed ``max_cells``; it starts from the uniform model, and the estimate is
     approximate (:attr:`MarkovRandomField.approximate`): its marginals inside a clique
     come from loopy BP, and exact answers are refused where the tree is too large.
+    ``inference="convex"`` does the same with convex counting numbers (one unique fixed
+    point) and one warm-started message sweep per iteration, with mirror descent's step
+    2/(L·N), L the largest curvature of one clique's loss: much faster than Bethe's
+    converged BP on dense graphs, and stable where Bethe's steps oscillate (McKenna et
+    al. 2021). An approximate model answers a marginal that no clique holds by the
+    maximum-entropy completion of its beliefs (:meth:`MarkovRandomField.marginal`); adding
+    query cliques with ``cliques`` is not needed, and with cliques that overlap in more
+    than one attribute it is worse (the region graph has no intersection regions).
     """
     one_of("method", method, METHODS)
     one_of("init", init, ("fit", "uniform"))
@@ -378,10 +386,13 @@ def estimate(
     model_cliques += [f.attrs for f in zeros]
     if warm_start is not None:
         model_cliques += list(warm_start.tree.cliques)
-    if inference == "loopy":
+    if inference != "exact":
         if warm_start is not None:
             raise ParameterError("warm_start needs exact inference (inference='exact')")
-        tree = LoopyPlan(domain, model_cliques)
+        # convex: one warm-started sweep per call, as in McKenna et al. (2021); the messages
+        # follow the parameters, and the final model converges them before it answers
+        tree = (LoopyPlan(domain, model_cliques) if inference == "loopy" else
+                LoopyPlan(domain, model_cliques, counting="convex", max_iters=1))
         init = "uniform"  # fit_targets builds on the junction tree's separators
     else:
         tree = JunctionTree.build(domain, model_cliques)
@@ -402,6 +413,11 @@ def estimate(
     theta = _forbid(oracle, theta, zeros)
     if objective.size == 0 or objective.lipschitz == 0:
         iters = 0  # no measurement constrains the model: the start is the estimate
+    block = objective.block_lipschitz
+    if inference == "convex" and step_size is None and block:
+        # the convex free energy is strongly convex clique by clique, so the step follows
+        # the largest curvature of one clique's loss (McKenna et al.'s rule), not the sum
+        step_size = 2.0 / (block * float(total))
     if method == "auto":
         method = (
             "mirror_descent"
@@ -414,7 +430,8 @@ def estimate(
         theta, _ = mirror_descent(oracle, objective, theta, iters, step_size, callback)
     else:
         theta, _ = accelerated(oracle, objective, theta, iters, callback)
-    if inference == "loopy":
+    if inference != "exact":
+        tree.max_iters = max(tree.max_iters, 1000)  # queries get converged messages
         potentials = dict(zip(tree.cliques, tree.unpack(theta)))
         return MarkovRandomField(domain, potentials, float(total), loopy=tree)
     return MarkovRandomField.from_tree(tree, oracle.plan.unpack(theta), float(total))

@@ -49,6 +49,8 @@ class Loss:
     #: Lipschitz constant of the gradient w.r.t. the ℓ1 norm of the count tables
     #: (None: the loss is not smooth)
     lipschitz: float | None = None
+    #: the largest such constant of one clique's table alone (None: unknown)
+    block_lipschitz: float | None = None
 
     def __init__(self, domain: Domain, cliques: Sequence[tuple[str, ...]]):
         self.domain = domain
@@ -158,7 +160,9 @@ class L2Loss(_MeasurementLoss):
         # the Hessian's largest entry is on its diagonal; one record adds to a cell of
         # every clique, so the per-clique maxima add up
         peak = self._max_column_precision()
-        self.lipschitz = float(sum(peak[s].max() for s in self.slices if s.stop > s.start))
+        per_clique = [peak[s].max() for s in self.slices if s.stop > s.start]
+        self.lipschitz = float(sum(per_clique))
+        self.block_lipschitz = float(max(per_clique, default=0.0))
 
     def __call__(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
         grad = self.a * flat - self.b

@@ -17,6 +17,15 @@ graph is a tree the fixed point is exact: the marginals and log Z equal the junc
 tree's. On loopy graphs they are the Bethe approximation, and BP may not converge: every
 call reports whether it did.
 
+``counting="convex"`` gives every attribute the counting number +1 instead of Bethe's
+1 − d_v: the free energy Σ_f (⟨b_f, θ_f⟩ + H(b_f)) + Σ_v H(b_v) is then concave in the
+pseudo-marginals, with one maximiser, which message passing reaches from any start (the
+fractional covering of Hazan & Shashua, and the oracle of McKenna et al.'s relaxed
+marginal consistency, 2021). Only the attribute-to-factor message changes,
+m_{v→f} = Σ_{g ∋ v} m_{g→v}/(1 + d_v) − m_{f→v}, and b_v ∝ exp(Σ_g m_{g→v}/(1 + d_v)).
+It is not exact on trees, but it keeps mirror descent stable with long steps on dense
+graphs, where Bethe's non-convexity makes the steps oscillate.
+
 :class:`LoopyPlan` has the layout of :class:`~dpgm.inference.belief_propagation.MessagePlan`
 (``offsets``, ``shapes``, ``pack``, ``unpack``, ``marginals(θ, total)``, ``find``), so that
 estimation can run on either.
@@ -34,7 +43,7 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
 from dpgm.inference.belief_propagation import CliqueLayout
-from dpgm.validation import integer, number
+from dpgm.validation import integer, number, one_of
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,7 @@ class LoopyPlan(CliqueLayout):
         damping: float = 0.5,
         tol: float = 1e-8,
         max_iters: int = 1000,
+        counting: str = "bethe",
     ):
         self.domain = domain
         found = maximal_cliques(domain.canonical(c) for c in cliques)
@@ -79,8 +89,12 @@ class LoopyPlan(CliqueLayout):
         self.damping = number("damping", damping, low=0.0, high=1.0, high_open=True)
         self.tol = number("tol", tol, low=0.0, low_open=True)
         self.max_iters = integer("max_iters", max_iters, least=1)
+        self.counting = one_of("counting", counting, ("bethe", "convex"))
         super().__init__(domain, self.cliques)
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
+        # the weight of Σ_g m_{g→v} in the attribute's messages and belief
+        self._share = np.array([1.0 if counting == "bethe" else 1.0 / (1.0 + self.degree[a])
+                                for a in domain.attrs])[:, None]
         self._layout = self._groups()
         self._messages: list[list[np.ndarray]] | None = None  # log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
@@ -110,13 +124,14 @@ class LoopyPlan(CliqueLayout):
         ]
 
     def _into(self, messages) -> np.ndarray:
-        """Σ of the clique-to-attribute messages at each attribute (rows padded with 0)."""
+        """Σ of the clique-to-attribute messages at each attribute (rows padded with 0),
+        weighted by the attribute's share (1 for Bethe, 1/(1 + d_v) convex)."""
         width = max(self.domain.shape)
         into = np.zeros((len(self.domain), width))
         for (_, shape, attrs), group in zip(self._layout, messages):
             for j, size in enumerate(shape):
                 np.add.at(into[:, :size], attrs[j], group[j])
-        return into
+        return into * self._share
 
     @staticmethod
     def _axis(values: np.ndarray, j: int, arity: int) -> np.ndarray:
@@ -182,18 +197,69 @@ class LoopyPlan(CliqueLayout):
             log_z += _energy_and_entropy(belief, theta)
             for f, b in zip(members, belief):
                 beliefs[f] = b
-        # minus the attributes' over-counted entropies: (d_v − 1)·H(b_v), b_v ∝ exp(into_v)
+        # the attributes' entropies with their counting numbers: Bethe's 1 − d_v, or +1
         for v, a in enumerate(self.domain.attrs):
             k = self.domain[a]
             single = np.exp(into[v, :k] - logsumexp(into[v, :k]))
-            log_z -= (self.degree[a] - 1) * _entropy(single)
+            weight = 1.0 - self.degree[a] if self.counting == "bethe" else 1.0
+            log_z += weight * _entropy(single)
         return beliefs, log_z
+
+    def completion(self, attrs: Sequence[str], beliefs: list[np.ndarray]) -> np.ndarray:
+        """The approximate marginal (probabilities, axes in ``attrs``'s order) of a set of
+        attributes that no clique holds: the maximum-entropy table whose marginals on the
+        set's overlaps with the cliques are the cliques' ``beliefs`` there.
+
+        Found by iterative proportional fitting on the set's table (the caller bounds its
+        size). Where the overlaps form a tree inside the set and the beliefs are exact,
+        this is the exact marginal; otherwise it is an approximation, like the beliefs.
+        """
+        attrs = tuple(attrs)
+        inside = set(attrs)
+        shape = tuple(self.domain[a] for a in attrs)
+        pieces: dict[tuple[str, ...], np.ndarray] = {}
+        for f, clique in enumerate(self.cliques):
+            piece = tuple(a for a in attrs if a in clique)
+            if not piece or piece in pieces:
+                continue
+            drop = tuple(j for j, a in enumerate(clique) if a not in inside)
+            table = beliefs[f].sum(axis=drop) if drop else beliefs[f]
+            kept = [a for a in clique if a in inside]
+            pieces[piece] = np.transpose(table, [kept.index(a) for a in piece])
+        # only the largest pieces constrain: a piece inside another is implied by it
+        kept_pieces = {p: t for p, t in pieces.items()
+                       if not any(set(p) < set(q) for q in pieces)}
+        return _max_entropy(shape, [([attrs.index(a) for a in p], t)
+                                    for p, t in kept_pieces.items()])
 
     def marginals(self, log_potentials: np.ndarray, total: float) -> tuple[np.ndarray, float]:
         """Clique count tables (each summing to ``total``) as one flat vector, and the
         Bethe log Z: the call estimation makes (see :meth:`MessagePlan.marginals`)."""
         beliefs, log_z = self.calibrate(self.unpack(log_potentials))
         return self.pack(beliefs) * total, log_z
+
+
+def _max_entropy(
+    shape: tuple[int, ...], targets: list[tuple[list[int], np.ndarray]],
+    tol: float = 1e-10, sweeps: int = 1000,
+) -> np.ndarray:
+    """The maximum-entropy table of ``shape`` with the given marginals (axes, table), by
+    iterative proportional fitting from the uniform table."""
+    table = np.full(shape, 1.0 / math.prod(shape))
+    for _ in range(sweeps):
+        change = 0.0
+        for axes, target in targets:
+            other = tuple(i for i in range(len(shape)) if i not in axes)
+            current = table.sum(axis=other) if other else table
+            order = np.argsort(axes)  # the target's axes in the table's order
+            aligned = np.transpose(target, order)
+            ratio = np.divide(aligned, current, out=np.zeros_like(current), where=current > 0)
+            view = [shape[i] if i in axes else 1 for i in range(len(shape))]
+            table = table * ratio.reshape(view)
+            change = max(change, float(np.max(np.abs(current - aligned))))
+        if change <= tol:
+            break
+    return table
 
 
 def _entropy(p: np.ndarray) -> float:
