@@ -25,6 +25,9 @@ from dpgm.model import MarkovRandomField
 from dpgm.validation import integer, positive
 
 
+_RESTARTS = 10  # of L-BFGS, each with its own iteration cap
+
+
 def projected_targets(
     targets: Mapping[Sequence[str], np.ndarray], total: float
 ) -> dict[tuple[str, ...], np.ndarray]:
@@ -93,6 +96,16 @@ def maximise_likelihood(
         value = theta @ targets - total * log_z - penalty * theta @ theta
         return -value, -(targets - mu - 2.0 * penalty * theta)
 
-    found = minimize(objective, start, jac=True, method="L-BFGS-B",
-                     options={"maxiter": max_iters, "gtol": tol, "ftol": 1e-15})
-    return found.x
+    # L-BFGS can stop on "no relative reduction" far from the optimum when the curvature
+    # is extreme (tables with zeros drive parameters far negative); a restart with a
+    # fresh Hessian estimate goes on, until the gradient is small or nothing improves
+    theta, best = start, np.inf
+    for _ in range(_RESTARTS):
+        found = minimize(objective, theta, jac=True, method="L-BFGS-B",
+                         options={"maxiter": max_iters, "gtol": tol, "ftol": 1e-15})
+        theta = found.x
+        improved = found.fun < best - 1e-9 * abs(best) if np.isfinite(best) else True
+        best = min(best, float(found.fun))
+        if float(np.abs(found.jac).max()) <= tol or not improved:
+            break
+    return theta
