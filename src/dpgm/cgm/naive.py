@@ -24,7 +24,6 @@ from dpgm.inference.junction_tree import JunctionTree
 from dpgm.model import MarkovRandomField
 from dpgm.validation import integer, positive
 
-
 _RESTARTS = 10  # of L-BFGS, each with its own iteration cap
 
 

@@ -22,6 +22,7 @@ from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
 from dpgm.errors import DomainError, DpgmError, ParameterError, PrivacyWarning, option
 from dpgm.estimation import estimate
+from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.compression import CompressedModel
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory, check_rows
@@ -307,6 +308,22 @@ class Mechanism:
 
         return report
 
+
+
+class CliqueModelMechanism(Mechanism):
+    """A mechanism that fits a model whose cliques are the workload's (CGM, PSGD)."""
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The model's clique tables and junction tree fit in memory (public facts)."""
+        super().plan(domain, workload)
+        cliques = list(workload.cliques)
+        self.check_tables(domain, cliques, "the model's clique tables")
+        size = JunctionTree.build(domain, cliques).size()
+        self.check_memory(
+            f"the junction tree of the model ({size:,} cells)",
+            MEASURED_CELL_BYTES * size,
+            alternative="use a workload with fewer or smaller cliques",
+        )
 
 
 def measure_record_count(

@@ -22,10 +22,7 @@ import numpy as np
 
 from dpgm.cgm import cgm_em, naive_mle, projected_targets
 from dpgm.dataset import Dataset
-from dpgm.domain import Domain
-from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress
-from dpgm.memory import MEASURED_CELL_BYTES
+from dpgm.mechanisms.base import CliqueModelMechanism, Progress
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
@@ -33,7 +30,7 @@ from dpgm.validation import integer, one_of, optional, positive
 from dpgm.workload import Workload
 
 
-class CGM(Mechanism):
+class CGM(CliqueModelMechanism):
     """Bernstein et al.'s learners on one ε-DP release of the model's clique tables.
 
     ε-DP (add/remove neighbours): all |𝒞| clique tables with Laplace(|𝒞|/ε) noise per
@@ -65,18 +62,6 @@ class CGM(Mechanism):
         self.em_iters = integer("em_iters", em_iters, least=1)
         self.penalty = positive("penalty", penalty)
         self.iters = integer("iters", iters, least=1)
-
-    def plan(self, domain: Domain, workload: Workload) -> None:
-        """The clique tables and the model's junction tree fit in memory (public facts)."""
-        super().plan(domain, workload)
-        cliques = list(workload.cliques)
-        self.check_tables(domain, cliques, "the clique tables")
-        tree = JunctionTree.build(domain, cliques)
-        self.check_memory(
-            f"the junction tree of the model ({tree.size():,} cells)",
-            MEASURED_CELL_BYTES * tree.size(),
-            alternative="use a workload with fewer or smaller cliques",
-        )
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         domain = data.domain

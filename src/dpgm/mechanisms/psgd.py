@@ -19,10 +19,7 @@ import math
 
 from dpgm.cgm.psgd import dp_sgd
 from dpgm.dataset import Dataset
-from dpgm.domain import Domain
-from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
-from dpgm.memory import MEASURED_CELL_BYTES
+from dpgm.mechanisms.base import CliqueModelMechanism, Progress, measure_record_count
 from dpgm.privacy.amplification import check_rate
 from dpgm.privacy.sgd import NoisyGradientSums
 from dpgm.random import Randomness
@@ -30,7 +27,7 @@ from dpgm.validation import fraction, integer, optional, positive
 from dpgm.workload import Workload
 
 
-class PSGD(Mechanism):
+class PSGD(CliqueModelMechanism):
     """DP-SGD on the log-likelihood of a model on the workload's cliques (see the module).
 
     ``sampling_rate`` q (expected lot qN), ``epochs`` (T = ⌈epochs/q⌉ steps, unless
@@ -72,17 +69,6 @@ class PSGD(Mechanism):
         self.total = optional(positive, "total", total)
         self.count_share = fraction("count_share", count_share)
         self.largest_noise = optional(positive, "largest_noise", largest_noise)
-
-    def plan(self, domain: Domain, workload: Workload) -> None:
-        """The gradient layout and the model's junction tree fit in memory (public facts)."""
-        super().plan(domain, workload)
-        self.check_tables(domain, workload.cliques, "the model's clique tables")
-        tree = JunctionTree.build(domain, list(workload.cliques))
-        self.check_memory(
-            f"the junction tree of the model ({tree.size():,} cells)",
-            MEASURED_CELL_BYTES * tree.size(),
-            alternative="use a workload with fewer or smaller cliques",
-        )
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         domain = data.domain
