@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 #: the largest junction tree (cells) an approximate model builds for an exact answer
 EXACT_CELLS = 50_000_000
 #: the largest table an approximate model completes for a query no clique holds
-COMPLETION_CELLS = 10_000_000
+COMPLETION_CELLS = 1_000_000
 _QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
 
 

@@ -241,7 +241,7 @@ class LoopyPlan(CliqueLayout):
 
 def _max_entropy(
     shape: tuple[int, ...], targets: list[tuple[list[int], np.ndarray]],
-    tol: float = 1e-10, sweeps: int = 1000,
+    tol: float = 1e-10, sweeps: int = 200,
 ) -> np.ndarray:
     """The maximum-entropy table of ``shape`` with the given marginals (axes, table), by
     iterative proportional fitting from the uniform table."""
