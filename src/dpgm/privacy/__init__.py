@@ -28,6 +28,7 @@ from dpgm.privacy.measure import (
     laplace_scale,
     measure_linear,
     measure_marginals,
+    measure_per_individual,
     query_sensitivity,
 )
 from dpgm.privacy.noise import gaussian_noise, laplace_noise
@@ -51,5 +52,6 @@ __all__ = [
     "laplace_scale",
     "measure_linear",
     "measure_marginals",
+    "measure_per_individual",
     "query_sensitivity",
 ]
