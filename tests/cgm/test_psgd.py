@@ -65,3 +65,15 @@ def test_fit_cgm_returns_a_model_on_the_cliques_for_every_method(data, method):
 def test_fit_cgm_names_its_methods():
     with pytest.raises(ParameterError, match="method must be one of"):
         dpgm.fit_cgm(None, CLIQUES, 1.0, "sgd")
+
+
+def test_an_unattainable_target_fails_before_the_data_are_read():
+    from mechanism_helpers import PublicOnly
+
+    from dpgm.errors import PrivacyParameterError
+    from dpgm.mechanisms import PSGD
+
+    mechanism = PSGD(0.1, sampling_rate=0.5, epochs=5, largest_noise=5.0)
+    with pytest.raises(PrivacyParameterError, match="not attainable"):
+        mechanism.fit(PublicOnly(DOMAIN), CLIQUES, rng=0)
+    assert mechanism.budget is None

@@ -175,3 +175,14 @@ def test_the_noise_is_gaussian_at_the_accounted_scale_and_a_halved_one_is_caught
     scale = sums.noise_multiplier * 0.5
     assert stats.kstest(noise, "norm", args=(0, scale)).pvalue > 1e-4
     assert stats.kstest(noise, "norm", args=(0, scale / 2)).pvalue < 1e-6
+
+
+def test_a_given_noise_multiplier_is_checked_against_the_accountant():
+    sigma = sgd_noise_multiplier(1.0, 1e-5, 0.5, 3)
+    sums = gradients(data_set(), sampling_rate=0.5, noise_multiplier=sigma)
+    assert sums.noise_multiplier == sigma
+    budget = PrivacyBudget.approximate(1.0, 1e-5)
+    with pytest.raises(PrivacyParameterError, match="more than epsilon=1"):
+        gradients(PublicOnly(DOMAIN), budget=budget, sampling_rate=0.5,
+                  noise_multiplier=0.5 * sigma)
+    assert budget.ledger == []

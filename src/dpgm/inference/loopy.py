@@ -141,7 +141,7 @@ class LoopyPlan(CliqueLayout):
         return values.reshape(shape)
 
     def calibrate(self, log_potentials: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
-        """Clique beliefs (probabilities) and the Bethe log Z for these log-potentials.
+        """Clique beliefs (probabilities) and the approximate log Z for these log-potentials.
 
         Continues from the messages of the last call; :attr:`result` says whether the
         sweeps converged.
@@ -234,7 +234,8 @@ class LoopyPlan(CliqueLayout):
 
     def marginals(self, log_potentials: np.ndarray, total: float) -> tuple[np.ndarray, float]:
         """Clique count tables (each summing to ``total``) as one flat vector, and the
-        Bethe log Z: the call estimation makes (see :meth:`MessagePlan.marginals`)."""
+        approximate log Z (Bethe or convex): the call estimation makes (see
+        :meth:`MessagePlan.marginals`)."""
         beliefs, log_z = self.calibrate(self.unpack(log_potentials))
         return self.pack(beliefs) * total, log_z
 

@@ -309,7 +309,6 @@ class Mechanism:
         return report
 
 
-
 class CliqueModelMechanism(Mechanism):
     """A mechanism that fits a model whose cliques are the workload's (CGM, PSGD)."""
 

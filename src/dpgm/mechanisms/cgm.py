@@ -23,6 +23,7 @@ import numpy as np
 from dpgm.cgm import cgm_em, naive_mle, projected_targets
 from dpgm.dataset import Dataset
 from dpgm.mechanisms.base import CliqueModelMechanism, Progress
+from dpgm.mechanisms.psgd import PSGD
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
@@ -98,7 +99,6 @@ class CGM(CliqueModelMechanism):
         self.trace = None
 
 
-
 #: fit_cgm's methods: CGM's estimators on the Laplace release, and DP-SGD
 CGM_METHODS = (*CGM.estimators, "psgd")
 
@@ -123,8 +123,6 @@ def fit_cgm(
     ``sampling_rate``, ...); ``rng`` and ``schema`` as in :meth:`Mechanism.fit`. For the
     ledger and the trace, use the mechanism classes themselves.
     """
-    from dpgm.mechanisms.psgd import PSGD
-
     method = one_of("method", method, CGM_METHODS)
     if method == "psgd":
         mechanism = PSGD(epsilon, delta, **options)

@@ -19,9 +19,10 @@ import math
 
 from dpgm.cgm.psgd import dp_sgd
 from dpgm.dataset import Dataset
+from dpgm.domain import Domain
 from dpgm.mechanisms.base import CliqueModelMechanism, Progress, measure_record_count
 from dpgm.privacy.amplification import check_rate
-from dpgm.privacy.sgd import NoisyGradientSums
+from dpgm.privacy.sgd import NoisyGradientSums, sgd_noise_multiplier
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, optional, positive
 from dpgm.workload import Workload
@@ -70,22 +71,34 @@ class PSGD(CliqueModelMechanism):
         self.count_share = fraction("count_share", count_share)
         self.largest_noise = optional(positive, "largest_noise", largest_noise)
 
+    @property
+    def sgd_epsilon(self) -> float:
+        """The ε the SGD steps get: all of it with a public N, else what the count leaves."""
+        return self.epsilon * (1.0 if self.total is not None else 1.0 - self.count_share)
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The model fits in memory, and σ meets (ε, δ) within ``largest_noise`` (public
+        facts: ε, δ, q and T), so an unattainable target fails before the data are read."""
+        super().plan(domain, workload)
+        self._noise_multiplier = sgd_noise_multiplier(
+            self.sgd_epsilon, self.delta, self.sampling_rate, self.steps,
+            largest=self.largest_noise,
+        )
+
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         domain = data.domain
         cliques = [domain.canonical(c) for c in workload.cliques]
-        epsilon = self.epsilon
         if self.total is None:
-            share = self.count_share * epsilon
+            share = self.epsilon - self.sgd_epsilon
             count = measure_record_count(data, self.budget, randomness.noise, epsilon=share)
             total = max(float(count.values[0]), 1.0)
-            epsilon -= share
         else:
             total = self.total
         clip = self.clip or math.sqrt(2.0 * len(cliques))
         gradients = NoisyGradientSums(
-            data, cliques, epsilon=epsilon, delta=self.delta, sampling_rate=self.sampling_rate,
-            steps=self.steps, clip=clip, budget=self.budget, rng=randomness.noise,
-            largest_noise=self.largest_noise,
+            data, cliques, epsilon=self.sgd_epsilon, delta=self.delta,
+            sampling_rate=self.sampling_rate, steps=self.steps, clip=clip, budget=self.budget,
+            rng=randomness.noise, noise_multiplier=self._noise_multiplier,
             label=f"DP-SGD ({self.steps} steps on {len(cliques)} clique tables)",
         )
         self._say(f"DP-SGD: {self.steps} steps, lot rate {self.sampling_rate:g}, "

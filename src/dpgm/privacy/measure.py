@@ -234,9 +234,7 @@ def measure_per_individual(
             counted = ~np.all(columns == np.array([ignore[a] for a in clique]), axis=1)
         kappa = np.bincount(owner[counted], minlength=owner.max(initial=-1) + 1)
         weights = np.where(counted, 1.0 / np.maximum(kappa[owner], 1), 0.0)
-        shape = data.domain.project(clique).shape
-        flat = np.ravel_multi_index(tuple(columns.T), shape)
-        counts = np.bincount(flat, weights=weights, minlength=int(np.prod(shape)))
+        counts = Dataset(data.records, data.domain, weights).marginal(clique)
         noisy = laplace_noise(counts, scale, gen)
-        measurements.append(Measurement(clique, noisy, math.sqrt(2.0) * scale))
+        measurements.append(Measurement(clique, noisy.ravel(), math.sqrt(2.0) * scale))
     return measurements

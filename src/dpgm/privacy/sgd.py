@@ -135,7 +135,9 @@ class NoisyGradientSums:
     :meth:`PrivacyBudget.approximate`) at construction. ``cliques`` are the model's
     cliques, each in domain order; gradients are flat over their tables in that order.
     ``rng=None`` (a release) draws lots from the OS's cryptographic source and noise from
-    OpenDP; a seed makes the run reproducible (research only).
+    OpenDP; a seed makes the run reproducible (research only). ``noise_multiplier`` (σ)
+    may be given, found beforehand from public facts: it is checked against the
+    accountant; otherwise the smallest σ that meets (ε, δ) is found here.
     """
 
     def __init__(
@@ -151,6 +153,7 @@ class NoisyGradientSums:
         budget: PrivacyBudget,
         rng: RngLike = None,
         largest_noise: float | None = None,
+        noise_multiplier: float | None = None,
         label: str = "DP-SGD",
     ):
         data = require_dataset(data)
@@ -163,10 +166,18 @@ class NoisyGradientSums:
             raise PrivacyParameterError(
                 "DP-SGD is (epsilon, delta)-DP: give a PrivacyBudget.approximate(epsilon, delta)"
             )
-        self.noise_multiplier = sgd_noise_multiplier(
-            epsilon, delta, self.sampling_rate, self.steps, largest=largest_noise
-        )
+        if noise_multiplier is None:
+            noise_multiplier = sgd_noise_multiplier(
+                epsilon, delta, self.sampling_rate, self.steps, largest=largest_noise
+            )
+        self.noise_multiplier = positive("noise_multiplier", noise_multiplier,
+                                         error=PrivacyParameterError)
         accounted = sgd_epsilon(self.noise_multiplier, self.sampling_rate, self.steps, delta)
+        if accounted > epsilon * (1.0 + 1e-9):  # a given σ is checked, never trusted
+            raise PrivacyParameterError(
+                f"noise multiplier {self.noise_multiplier:g} gives epsilon={accounted:.6g} over "
+                f"{self.steps} steps, more than epsilon={epsilon:g}"
+            )
         budget.charge(
             epsilon=epsilon, delta=delta, label=label,
             accounting=(f"RDP (dp-accounting): {self.steps} Poisson-subsampled Gaussian steps, "
