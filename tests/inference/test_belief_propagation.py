@@ -117,3 +117,26 @@ def test_linear_space_marginals_on_a_star(spread):
     tree = JunctionTree.build(domain, cliques)
     assert max(len(children) for children in tree.children) > 2
     _assert_linear_matches_log_space(MessagePlan(tree), spread, 3.0)
+
+
+def test_linear_space_marginals_fall_back_when_messages_underflow_together():
+    """Each clique's range is inside LINEAR_RANGE, but the two children's messages peak on
+    different values of x, so their product underflows on every cell of the root (found
+    by naive MLE on a noisy Erdős–Rényi model: log of zero)."""
+    from dpgm import Domain
+    from dpgm.inference import JunctionTree
+
+    domain = Domain(["x", "a", "b", "c"], [3, 2, 2, 2])
+    tree = JunctionTree.build(domain, [("x", "a"), ("x", "b"), ("x", "c")])
+    assert max(len(children) for children in tree.children) >= 2
+    plan = MessagePlan(tree)
+    theta = []
+    for k, shape in enumerate(plan.shapes):
+        table = np.full(shape, -590.0)
+        table[k] = 0.0  # clique k peaks at x = k
+        theta.append(table)
+    cal = plan.calibrate(theta, "sum")
+    flat, log_z = plan.marginals(plan.pack(theta), 2.0)
+    np.testing.assert_allclose(flat, plan.pack([2.0 * np.exp(b) for b in cal.log_marginals()]),
+                               rtol=1e-9, atol=1e-300)
+    assert log_z == pytest.approx(cal.log_partition, rel=1e-12)

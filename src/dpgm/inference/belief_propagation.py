@@ -165,7 +165,9 @@ class MessagePlan(CliqueLayout):
         which takes about half the NumPy calls of log space; the per-clique work around
         them is batched over the flat vector.
         Where a clique's log-potentials span more than ``LINEAR_RANGE`` (so that ``exp``
-        could underflow cells that matter) it falls back to log-space :meth:`calibrate`.
+        could underflow cells that matter), or where messages that peak on different
+        cells multiply below the smallest double, it falls back to log-space
+        :meth:`calibrate`.
         """
         starts = self.offsets[:-1]
         peaks = np.maximum.reduceat(log_potentials, starts)
@@ -175,17 +177,23 @@ class MessagePlan(CliqueLayout):
             lows = np.minimum.reduceat(
                 np.where(np.isneginf(log_potentials), np.inf, log_potentials), starts
             )
-        if np.any(peaks - lows > LINEAR_RANGE):
+        found = None
+        if not np.any(peaks - lows > LINEAR_RANGE):
+            with np.errstate(under="ignore"):
+                psi = np.exp(log_potentials - np.repeat(peaks, self.sizes))
+                found = self._linear_marginals(self.unpack(psi), peaks.tolist(), total)
+        if found is None:  # past the range, or a product of messages underflowed
             cal = self.calibrate(self.unpack(log_potentials), "sum", finite=finite)
             shift = cal.log_partition - math.log(total)
             return self.pack([np.exp(b - shift) for b in cal.log_beliefs]), cal.log_partition
-        with np.errstate(under="ignore"):
-            psi = np.exp(log_potentials - np.repeat(peaks, self.sizes))
-            return self._linear_marginals(self.unpack(psi), peaks.tolist(), total)
+        return found
 
     def _linear_marginals(
         self, psi: list[np.ndarray], peaks: list[float], total: float
-    ) -> tuple[np.ndarray, float]:
+    ) -> tuple[np.ndarray, float] | None:
+        """The linear-space pass; None where a product of messages lost its range
+        (each clique's range is bounded, but messages peaking on different cells of one
+        clique can multiply below the smallest double)."""
         tree = self.tree
         n = len(psi)
         upward: list[np.ndarray | None] = [None] * n
@@ -198,10 +206,15 @@ class MessagePlan(CliqueLayout):
                 acc = acc * upward[c]
                 scale += log_scale[c]
             if tree.parent[i] < 0:
-                log_z = math.log(float(_add(acc, None))) + scale
+                mass = float(_add(acc, None))
+                if not mass > _SAFE_DIVISOR:
+                    return None
+                log_z = math.log(mass) + scale
                 continue
             message = _add(acc, self.up_axes[i], keepdims=True) if self.up_axes[i] else acc
             top = float(_max(message, None))
+            if not top > _SAFE_DIVISOR:
+                return None
             upward[i] = (message * (1.0 / top)).reshape(self.up_shape[i])
             log_scale[i] = scale + math.log(top)
         # downward: top_side[i] = psi_i times the (rescaled) message from its parent
@@ -227,12 +240,18 @@ class MessagePlan(CliqueLayout):
                             rest = rest * upward[c]
                 axes = self.down_axes[i]
                 message = _add(rest, axes, keepdims=True) if axes else rest
-                message = message * (1.0 / float(_max(message, None)))
+                top = float(_max(message, None))
+                if not top > _SAFE_DIVISOR:
+                    return None
+                message = message * (1.0 / top)
                 top_side[i] = psi[i] * message.reshape(self.down_shape[i])
             belief = top_side[i]
             for c in tree.children[i]:
                 belief = belief * upward[c]
             if len(tree.children[i]) > 2 and float(_min(belief, None)) > 0.0:
                 unnormalised[i] = belief  # no cell underflowed: safe to divide (below)
-            np.multiply(belief, total / float(_add(belief, None)), out=beliefs[i])
+            mass = float(_add(belief, None))
+            if not mass > _SAFE_DIVISOR:
+                return None
+            np.multiply(belief, total / mass, out=beliefs[i])
         return out, log_z
