@@ -12,11 +12,12 @@ from scipy import stats
 from scipy.special import gammaln, logsumexp
 
 from dpgm import Dataset, Domain
-from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
 from dpgm.privacy import PrivacyBudget
 from dpgm.privacy.sgd import (
     NoisyGradientSums,
     clipped_gradient_sum,
+    clipped_individual_gradient_sum,
     sgd_epsilon,
     sgd_noise_multiplier,
 )
@@ -186,3 +187,53 @@ def test_a_given_noise_multiplier_is_checked_against_the_accountant():
         gradients(PublicOnly(DOMAIN), budget=budget, sampling_rate=0.5,
                   noise_multiplier=0.5 * sigma)
     assert budget.ledger == []
+
+
+@pytest.mark.parametrize("clip", [0.3, 2.0, 100.0])
+def test_the_per_individual_clipped_sum_is_the_loop_over_individuals(clip):
+    """Each individual's summed gradient G_u clipped to C, summed: as a loop over owners."""
+    data, mu = data_set(), model_marginals()
+    owners = np.random.default_rng(3).integers(0, 30, size=len(data)) * 7  # any labels
+    loop = per_record_gradients(data, mu)
+    expected = np.zeros(12)
+    for owner in np.unique(owners):
+        summed = loop[owners == owner].sum(axis=0)
+        clipped = summed * min(1.0, clip / np.linalg.norm(summed))
+        assert np.linalg.norm(clipped) <= clip + 1e-12
+        expected += clipped
+    sums = gradients(data, clip=clip)
+    fast = clipped_individual_gradient_sum(sums._cells, owners, mu, sums.offsets, clip)
+    np.testing.assert_allclose(fast, expected, atol=1e-10)
+    # one record per individual: the per-record clipping
+    single = clipped_individual_gradient_sum(sums._cells, np.arange(len(data)), mu,
+                                             sums.offsets, clip)
+    np.testing.assert_allclose(single, clipped_gradient_sum(sums._cells, mu, sums.offsets, clip),
+                               atol=1e-10)
+
+
+def test_removing_an_individual_moves_the_sum_by_at_most_the_clip():
+    data, mu = data_set(), model_marginals()
+    owners = np.random.default_rng(4).integers(0, 20, size=len(data))
+    sums = gradients(data)
+    full = clipped_individual_gradient_sum(sums._cells, owners, mu, sums.offsets, 0.7)
+    moved = []
+    for owner in np.unique(owners):
+        keep = owners != owner
+        less = clipped_individual_gradient_sum(sums._cells[keep], owners[keep], mu,
+                                               sums.offsets, 0.7)
+        moved.append(np.linalg.norm(full - less))
+    assert max(moved) == pytest.approx(0.7)  # individuals of several records are clipped
+    assert min(moved) > 0
+
+
+def test_lots_sample_individuals_whole():
+    """With individuals, a lot holds all of an owner's records or none of them."""
+    data = data_set()
+    owners = np.repeat(np.arange(40), 5)
+    sums = gradients(data, sampling_rate=0.3, individuals=owners, steps=5)
+    for _ in range(5):
+        keep = sums._lot(sums._owner_count)[sums._owner]
+        per_owner = np.bincount(owners[keep], minlength=40)
+        assert set(per_owner.tolist()) <= {0, 5}
+    with pytest.raises(DataError, match="owner of each"):
+        gradients(data, individuals=owners[:10])

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgm.cgm.naive import clique_oracle, maximise_likelihood, model_of
+from dpgm.cgm.naive import Tying, check_tying, clique_oracle, maximise_likelihood, model_of
 from dpgm.cgm.tables import flatten_tables
 from dpgm.domain import Domain
 from dpgm.estimation.algorithms import MarginalOracle
@@ -105,12 +105,16 @@ def cgm_em(
     e_step_method: str = "dual",
     alpha: float | None = None,
     callback: Callable[[int, float], object] | None = None,
+    monitor: Callable[[int, MarkovRandomField], object] | None = None,
+    tying: Tying | None = None,
 ) -> tuple[MarkovRandomField, EMTrace]:
     """The model CGM-EM fits to the noisy clique tables ``noisy`` (Laplace noise of scale
     ``scale`` = b per cell), with ``total`` = N records; and its trace.
 
     Starts from the uniform model; ``callback(iteration, residual)`` follows every
-    iteration (the residual ‖y − n_t‖₁ is post-processing of y, safe to show).
+    iteration (the residual ‖y − n_t‖₁ is post-processing of y, safe to show);
+    ``monitor(iteration, model)`` is given each iterate's model (for diagnostics such as
+    KL to a known truth against the iteration count).
     ``e_step_method="nlbp"`` runs the paper's Algorithm 1 instead of the dual (``alpha``:
     its damping, None for the converging schedule), with a moment-matching M-step.
     """
@@ -121,19 +125,29 @@ def cgm_em(
     cliques, y = flatten_tables(domain, noisy)
     oracle = clique_oracle(domain, cliques, total)
     theta = np.zeros(y.size)
+    weights = None if tying is None else np.zeros(check_tying(tying, y.size).shape[1])
     trace = EMTrace()
     for t in range(1, max_iters + 1):
         if e_step_method == "dual":
             g, n = e_step(oracle, theta, y, scale)
-            theta = theta + g  # the M-step: μ(θ + g) = n/N already
         else:
             n, _ = nlbp(oracle, theta, y, scale, alpha=alpha)
-            theta = maximise_likelihood(oracle, n, theta, 1e-9)  # moment matching to n
+        if e_step_method == "dual" and tying is None:
+            theta = theta + g  # the M-step: μ(θ + g) = n/N already
+        else:  # the M-step: moment matching to n
+            if tying is None:
+                theta = maximise_likelihood(oracle, n, theta, 1e-9)
+            else:
+                weights = maximise_likelihood(oracle, n, weights, 1e-9, tol=1e-7 * total,
+                                              tying=tying)
+                theta = tying @ weights
             n = oracle(oracle.lift(theta))
         residual = float(np.abs(y - n).sum())
         trace.residuals.append(residual)
         if callback is not None:
             callback(t, residual)
+        if monitor is not None:
+            monitor(t, model_of(oracle, theta))
         if stop == "discrepancy" and residual <= scale * y.size:
             trace.stopped = "discrepancy"
             break

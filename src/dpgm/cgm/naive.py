@@ -12,17 +12,22 @@ on the junction tree. Post-processing of the targets: no privacy is spent here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from dpgm.cgm.tables import flatten_tables
 from dpgm.domain import Domain
+from dpgm.errors import ParameterError
 from dpgm.estimation.algorithms import MarginalOracle
 from dpgm.estimation.losses import Loss
 from dpgm.estimation.projection import project_simplex
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.model import MarkovRandomField
 from dpgm.validation import integer, positive
+
+#: a tying of parameters: a (sparse or dense) matrix M with θ = M·w
+Tying = Any
 
 _RESTARTS = 10  # of L-BFGS, each with its own iteration cap
 
@@ -42,21 +47,32 @@ def naive_mle(
     penalty: float = 1.0,
     max_iters: int = 1000,
     tol: float = 1e-6,
+    tying: Tying | None = None,
 ) -> MarkovRandomField:
     """The model on the cliques of ``targets`` that maximises θᵀt − N A(θ) − λ‖θ‖².
 
     ``targets`` maps each clique to its (noisy) count table, axes in the clique's order;
     ``total`` is N, the number of records (public, as in the paper, or a noisy estimate);
     ``penalty`` is λ > 0 in count units. L-BFGS stops when no gradient entry exceeds
-    ``tol`` (counts) or after ``max_iters`` iterations.
+    ``tol`` (counts) or after ``max_iters`` iterations. ``tying`` (a matrix M, e.g.
+    :func:`~dpgm.cgm.tables.shared_table_tying`, rows in the layout of the cliques each in
+    domain order) ties the parameters: θ = M·w, and λ‖w‖² penalises w.
     """
     total = positive("total", total)
     penalty = positive("penalty", penalty)
     max_iters = integer("max_iters", max_iters, least=1)
     cliques, t = flatten_tables(domain, targets)
     oracle = clique_oracle(domain, cliques, total)
-    theta = maximise_likelihood(oracle, t, np.zeros(t.size), penalty, max_iters, tol)
-    return model_of(oracle, theta)
+    start = np.zeros(t.size if tying is None else check_tying(tying, t.size).shape[1])
+    weights = maximise_likelihood(oracle, t, start, penalty, max_iters, tol, tying)
+    return model_of(oracle, weights if tying is None else tying @ weights)
+
+
+def check_tying(tying: Tying, size: int) -> Tying:
+    """``tying`` if it maps parameters onto ``size`` clique cells."""
+    if tying.ndim != 2 or tying.shape[0] != size:
+        raise ParameterError(f"a tying must have one row per clique cell ({size})")
+    return tying
 
 
 def clique_oracle(domain: Domain, cliques: list[tuple[str, ...]], total: float) -> MarginalOracle:
@@ -82,18 +98,24 @@ def maximise_likelihood(
     penalty: float,
     max_iters: int = 1000,
     tol: float = 1e-6,
+    tying: Tying | None = None,
 ) -> np.ndarray:
     """argmax_θ θᵀt − N A(θ) − λ‖θ‖² from ``start`` (L-BFGS, exact gradients): the
-    naive MLE, and with a vanishing λ on consistent tables the M-step of EM."""
+    naive MLE, and with a vanishing λ on consistent tables the M-step of EM. With
+    ``tying`` M the unknowns are w, θ = M·w (gradient Mᵀ(t − N·μ) − 2λw); w is returned."""
     from scipy.optimize import minimize
 
     total = oracle.total
+    pulled = targets if tying is None else tying.T @ targets
 
-    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+    def objective(weights: np.ndarray) -> tuple[float, np.ndarray]:
         # θ lives on the model's cliques; the junction tree's cliques hold their sums
+        theta = weights if tying is None else tying @ weights
         mu, log_z = oracle.evaluate(oracle.lift(theta))
-        value = theta @ targets - total * log_z - penalty * theta @ theta
-        return -value, -(targets - mu - 2.0 * penalty * theta)
+        if tying is not None:
+            mu = tying.T @ mu
+        value = weights @ pulled - total * log_z - penalty * weights @ weights
+        return -value, -(pulled - mu - 2.0 * penalty * weights)
 
     # L-BFGS can stop on "no relative reduction" far from the optimum when the curvature
     # is extreme (tables with zeros drive parameters far negative); a restart with a

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpgm.cgm.naive import clique_oracle, model_of
+from dpgm.cgm.naive import Tying, check_tying, clique_oracle, model_of
 from dpgm.domain import Domain
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.sgd import NoisyGradientSums
@@ -30,21 +30,27 @@ def dp_sgd(
     *,
     learning_rate: float = 1.0,
     callback: Callable[[int], object] | None = None,
+    tying: Tying | None = None,
 ) -> MarkovRandomField:
     """The model after spending every step of ``gradients`` on SGD from θ = 0.
 
     ``cliques`` (each in domain order) are the model's and the gradients' layout;
     ``total`` is N (public, or a noisy estimate), which with the sampling rate q sets the
     expected lot size qN that each noisy sum is divided by. ``callback(t)`` after step t.
+    ``tying`` M (θ = M·w, as in :func:`~dpgm.cgm.naive.naive_mle`) makes the steps on w:
+    the noisy sum g̃ of the per-clique gradients becomes Mᵀg̃ (post-processing of g̃).
     """
     total = positive("total", total)
     learning_rate = positive("learning_rate", learning_rate)
     oracle = clique_oracle(domain, cliques, 1.0)  # probabilities: μ(θ)
     lot = gradients.sampling_rate * total
-    theta = np.zeros(oracle.loss.size)
+    size = oracle.loss.size
+    weights = np.zeros(size if tying is None else check_tying(tying, size).shape[1])
     for step in range(gradients.remaining):
+        theta = weights if tying is None else tying @ weights
         mu, _ = oracle.evaluate(oracle.lift(theta))
-        theta -= learning_rate * gradients.step(mu) / lot
+        noisy = gradients.step(mu)
+        weights -= learning_rate * (noisy if tying is None else tying.T @ noisy) / lot
         if callback is not None:
             callback(step + 1)
-    return model_of(oracle, theta, total)
+    return model_of(oracle, weights if tying is None else tying @ weights, total)

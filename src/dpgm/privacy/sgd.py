@@ -127,6 +127,29 @@ def clipped_gradient_sum(
     return scale.sum() * mu - hits
 
 
+def clipped_individual_gradient_sum(
+    cells: np.ndarray, owners: np.ndarray, mu: np.ndarray, offsets: np.ndarray, clip: float
+) -> np.ndarray:
+    """Σ_u G_u·min(1, C/‖G_u‖) over individuals u, G_u = Σ_{i owned by u} g(x_i) = k_u·μ − c_u
+    (k_u records, c_u their summed cell indicators), for records whose cells are ``cells``
+    and whose owners are ``owners`` (any labels); layout as in
+    :func:`clipped_gradient_sum`. ‖G_u‖² = k_u²‖μ‖² − 2k_u·μᵀc_u + ‖c_u‖²: no per-individual
+    vectors are formed."""
+    _, owner = np.unique(owners, return_inverse=True)
+    groups = int(owner.max(initial=-1)) + 1
+    records = np.bincount(owner, minlength=groups).astype(np.float64)  # k_u
+    along = np.bincount(owner, weights=mu[cells].sum(axis=1), minlength=groups)  # μᵀc_u
+    width = int(offsets[-1])
+    keys, counts = np.unique((owner[:, None] * width + cells).ravel(), return_counts=True)
+    own = np.bincount(keys // width, weights=counts.astype(np.float64) ** 2,
+                      minlength=groups)  # ‖c_u‖²
+    norms = np.sqrt(np.maximum(records**2 * float(mu @ mu) - 2.0 * records * along + own, 0.0))
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    hits = np.bincount(cells.ravel(), weights=np.repeat(scale[owner], cells.shape[1]),
+                       minlength=mu.size)
+    return float(scale @ records) * mu - hits
+
+
 class NoisyGradientSums:
     """Noisy sums of clipped log-likelihood gradients over Poisson lots of ``data``.
 
@@ -138,6 +161,11 @@ class NoisyGradientSums:
     OpenDP; a seed makes the run reproducible (research only). ``noise_multiplier`` (σ)
     may be given, found beforehand from public facts: it is checked against the
     accountant; otherwise the smallest σ that meets (ε, δ) is found here.
+
+    ``individuals`` (the owner of each record) makes the unit of privacy an individual
+    who may own several records: lots sample individuals (rate q), and each individual's
+    summed gradient is clipped to ``clip``, so that adding or removing one individual
+    moves a step's sum by at most ``clip`` and the same accounting holds for them.
     """
 
     def __init__(
@@ -155,8 +183,16 @@ class NoisyGradientSums:
         largest_noise: float | None = None,
         noise_multiplier: float | None = None,
         label: str = "DP-SGD",
+        individuals: np.ndarray | None = None,
     ):
         data = require_dataset(data)
+        if individuals is not None:
+            individuals = np.asarray(individuals)
+            if individuals.shape != (len(data),):
+                raise DataError(
+                    f"individuals must name the owner of each of the {len(data)} records")
+            if data.weights is not None:
+                raise DataError("per-individual clipping needs unweighted records")
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
         self.steps = integer("steps", steps, least=1)
         self.clip = positive("clip", clip, error=PrivacyParameterError)
@@ -199,6 +235,10 @@ class NoisyGradientSums:
             columns.append(flat.astype(np.int64) + start)
         self._cells = np.stack(columns, axis=1) if columns else np.zeros((len(data), 0), int)
         self._weights = data.weights
+        self._owner = None
+        if individuals is not None:
+            _, self._owner = np.unique(individuals, return_inverse=True)
+            self._owner_count = int(self._owner.max(initial=-1)) + 1
         # one generator for all steps (a seed turned into a generator per step would
         # repeat the same lots and noise)
         self._rng = None if rng is None else as_generator(rng)
@@ -219,11 +259,17 @@ class NoisyGradientSums:
                 f"mu must be {int(self.offsets[-1])} finite marginal probabilities"
             )
         self._taken += 1
-        keep = self._lot()
-        weights = None if self._weights is None else self._weights[keep]
-        exact = clipped_gradient_sum(self._cells[keep], mu, self.offsets, self.clip, weights)
+        if self._owner is not None:
+            keep = self._lot(self._owner_count)[self._owner]
+            exact = clipped_individual_gradient_sum(
+                self._cells[keep], self._owner[keep], mu, self.offsets, self.clip)
+        else:
+            keep = self._lot(self._cells.shape[0])
+            weights = None if self._weights is None else self._weights[keep]
+            exact = clipped_gradient_sum(self._cells[keep], mu, self.offsets, self.clip,
+                                         weights)
         return gaussian_noise(exact, self.noise_multiplier * self.clip, self._rng)
 
-    def _lot(self) -> np.ndarray:
+    def _lot(self, units: int) -> np.ndarray:
         # who is in a lot must stay secret: the OS's cryptographic source on a release
-        return secret_uniforms(self._cells.shape[0], self._rng) < self.sampling_rate
+        return secret_uniforms(units, self._rng) < self.sampling_rate
