@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgm.cgm.naive import naive_mle
+from dpgm.cgm.naive import Tying, naive_mle
 from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
 from dpgm.model import MarkovRandomField
@@ -23,12 +23,14 @@ from dpgm.validation import positive
 
 
 def nonprivate_mle(
-    data: Dataset, cliques: Sequence[Sequence[str]], *, penalty: float = 1e-6
+    data: Dataset, cliques: Sequence[Sequence[str]], *, penalty: float = 1e-6,
+    tying: Tying | None = None,
 ) -> MarkovRandomField:
-    """The maximum-likelihood model on ``cliques`` from the data's exact tables (NOT private)."""
+    """The maximum-likelihood model on ``cliques`` from the data's exact tables (NOT
+    private); ``tying`` as in :func:`~dpgm.cgm.naive.naive_mle`."""
     data = require_dataset(data)
     tables = {tuple(c): data.marginal(c) for c in cliques}
-    return naive_mle(data.domain, tables, float(data.total), penalty=penalty)
+    return naive_mle(data.domain, tables, float(data.total), penalty=penalty, tying=tying)
 
 
 def dirichlet_baseline(
@@ -38,6 +40,7 @@ def dirichlet_baseline(
     rng: RngLike = None,
     *,
     penalty: float = 1.0,
+    tying: Tying | None = None,
 ) -> MarkovRandomField:
     """A model on ``cliques`` fitted by naive MLE to random tables: each clique's
     marginal drawn from Dirichlet(1, ..., 1), scaled to ``total`` (no data read)."""
@@ -48,4 +51,4 @@ def dirichlet_baseline(
         shape = domain.project(clique).shape
         tables[tuple(clique)] = total * generator.dirichlet(np.ones(int(np.prod(shape)))).reshape(
             shape)
-    return naive_mle(domain, tables, total, penalty=penalty)
+    return naive_mle(domain, tables, total, penalty=penalty, tying=tying)
