@@ -43,6 +43,7 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
 from dpgm.inference.belief_propagation import CliqueLayout
+from dpgm.inference.region_graph import RegionGraph
 from dpgm.validation import integer, number, one_of
 
 
@@ -92,11 +93,10 @@ class LoopyPlan(CliqueLayout):
         self.counting = one_of("counting", counting, ("bethe", "convex"))
         super().__init__(domain, self.cliques)
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
-        # the weight of Σ_g m_{g→v} in the attribute's messages and belief
-        self._share = np.array([1.0 if counting == "bethe" else 1.0 / (1.0 + self.degree[a])
-                                for a in domain.attrs])[:, None]
         self._layout = self._groups()
-        self._messages: list[list[np.ndarray]] | None = None  # log m_{f→v}, by group and axis
+        # convex: the region graph; its messages are (up λ, down m), flat
+        self._graph = RegionGraph(domain, self.cliques) if counting == "convex" else None
+        self._messages = None  # Bethe: log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
 
     # -- the layout shared with MessagePlan (offsets, pack, unpack) ----------------------------
@@ -124,14 +124,13 @@ class LoopyPlan(CliqueLayout):
         ]
 
     def _into(self, messages) -> np.ndarray:
-        """Σ of the clique-to-attribute messages at each attribute (rows padded with 0),
-        weighted by the attribute's share (1 for Bethe, 1/(1 + d_v) convex)."""
+        """Σ of the clique-to-attribute messages at each attribute (rows padded with 0)."""
         width = max(self.domain.shape)
         into = np.zeros((len(self.domain), width))
         for (_, shape, attrs), group in zip(self._layout, messages):
             for j, size in enumerate(shape):
                 np.add.at(into[:, :size], attrs[j], group[j])
-        return into * self._share
+        return into
 
     @staticmethod
     def _axis(values: np.ndarray, j: int, arity: int) -> np.ndarray:
@@ -151,6 +150,8 @@ class LoopyPlan(CliqueLayout):
             t.shape != s for t, s in zip(thetas, self.shapes)
         ):
             raise ParameterError("give one log-potential table per clique, shaped like it")
+        if self._graph is not None:
+            return self._calibrate_regions(thetas)
         layout = self._layout
         stacked = [np.stack([thetas[f] for f in members]) for members, _, _ in layout]
         messages = self._messages
@@ -197,13 +198,27 @@ class LoopyPlan(CliqueLayout):
             log_z += _energy_and_entropy(belief, theta)
             for f, b in zip(members, belief):
                 beliefs[f] = b
-        # the attributes' entropies with their counting numbers: Bethe's 1 − d_v, or +1
+        # the attributes' entropies with Bethe's counting numbers 1 − d_v
         for v, a in enumerate(self.domain.attrs):
             k = self.domain[a]
             single = np.exp(into[v, :k] - logsumexp(into[v, :k]))
-            weight = 1.0 - self.degree[a] if self.counting == "bethe" else 1.0
-            log_z += weight * _entropy(single)
+            log_z += (1.0 - self.degree[a]) * _entropy(single)
         return beliefs, log_z
+
+    def _calibrate_regions(self, thetas: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
+        """:meth:`calibrate` with convex counting numbers, on the region graph."""
+        graph = self._graph
+        theta = np.concatenate([self.pack(thetas), np.zeros(graph.cells - self.offsets[-1])])
+        up, down = self._messages if self._messages is not None else graph.initial()
+        change, sweeps = math.inf, 0
+        while sweeps < self.max_iters and change > self.tol:
+            sweeps += 1
+            up, down, change = graph.sweep(theta, up, down, self.damping)
+        self._messages = (up, down)
+        self.result = LoopyResult(change <= self.tol, sweeps, change)
+        log_beliefs = graph.log_beliefs(theta, up)
+        beliefs = [b.copy() for b in self.unpack(np.exp(log_beliefs[: self.offsets[-1]]))]
+        return beliefs, graph.free_energy(theta, log_beliefs)
 
     def completion(self, attrs: Sequence[str], beliefs: list[np.ndarray]) -> np.ndarray:
         """The approximate marginal (probabilities, axes in ``attrs``'s order) of a set of
