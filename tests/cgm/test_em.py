@@ -70,6 +70,39 @@ def test_converged_em_reaches_the_l1_projection():  # the note's D3
         sum(np.abs(model.marginal(c) - t).sum() for c, t in noisy.items()), rel=1e-6)
 
 
+def l1_projection_by_linear_programming(noisy: dict) -> float:
+    """min ‖y − n‖₁ over tables n ≥ 0 of the chain a–b–c that agree on b and sum to N."""
+    from scipy.optimize import linprog
+
+    y = np.concatenate([noisy[("a", "b")].ravel(), noisy[("b", "c")].ravel()])
+    d = y.size  # unknowns: n (d cells), then s ≥ |y − n| (d slacks)
+    objective = np.concatenate([np.zeros(d), np.ones(d)])
+    bounds = np.block([[-np.eye(d), -np.eye(d)], [np.eye(d), -np.eye(d)]])
+    rows = []
+    for b in range(3):  # Σ_a n_ab(a, b) = Σ_c n_bc(b, c)
+        row = np.zeros(2 * d)
+        row[[a * 3 + b for a in range(2)]] = 1.0
+        row[[6 + b * 2 + c for c in range(2)]] = -1.0
+        rows.append(row)
+    total = np.zeros(2 * d)
+    total[:6] = 1.0
+    rows.append(total)
+    found = linprog(objective, A_ub=bounds, b_ub=np.concatenate([-y, y]), A_eq=np.array(rows),
+                    b_eq=[0.0, 0.0, 0.0, TOTAL], bounds=[(0, None)] * (2 * d))
+    assert found.status == 0
+    return float(found.fun)
+
+
+@pytest.mark.parametrize(("scale", "seed"), [(2.0, 0), (20.0, 2), (60.0, 1)])
+def test_converged_em_ends_at_the_minimum_of_the_l1_linear_program(scale, seed):
+    """The note's check 9 (D3): ‖y − n_t‖₁ reaches min over 𝓜_N of ‖y − n‖₁."""
+    noisy = noisy_tables(seed, scale)
+    _, trace = cgm_em(DOMAIN, noisy, TOTAL, scale, stop="converge", max_iters=2000)
+    assert trace.stopped == "converged"
+    assert trace.residuals[-1] == pytest.approx(l1_projection_by_linear_programming(noisy),
+                                                rel=1e-4)
+
+
 def test_the_discrepancy_principle_stops_early_and_the_trace_says_why():
     scale = 5.0
     noisy = noisy_tables(1, scale)
