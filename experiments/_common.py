@@ -184,6 +184,23 @@ def save_results(name: str, runs: Sequence[Run], table: str) -> Path:
     return OUTPUT / f"{name}.json"
 
 
+def finish(name: str, results: dict, started: float, plot: Callable[[dict], None]) -> Path:
+    """Time the run, write ``results`` to experiments/output/NAME.json, plot, and say so."""
+    results["seconds"] = time.perf_counter() - started
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    path = OUTPUT / f"{name}.json"
+    path.write_text(json.dumps(results, indent=1))
+    plot(results)
+    print(f"\n{results['seconds']:.0f} s; results in {path}")
+    return path
+
+
+def call(job: tuple[Callable, object]):
+    """``function(argument)`` for a job (function, argument) of a process pool."""
+    function, argument = job
+    return function(argument)
+
+
 def load_runs(name: str) -> list[Run]:
     """The runs an experiment saved under experiments/output (none if it has not run)."""
     path = OUTPUT / f"{name}.json"

@@ -24,14 +24,13 @@ the plot to ``experiments/output/cgm_fig1.png``.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from experiments._common import OUTPUT, print_table, pyplot
+from experiments._common import OUTPUT, finish, print_table, pyplot
 
 CHAIN_SEED, ER_SEED = 0, 1
 K_CHAIN, K_ER = 10, 20
@@ -218,12 +217,7 @@ def main() -> None:
         "noisy_best_lambda": LAMBDAS[best],
     }
     print(results["c_checks"])
-    results["seconds"] = time.perf_counter() - started
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    path = OUTPUT / "cgm_fig1.json"
-    path.write_text(json.dumps(results, indent=1))
-    plot(results)
-    print(f"\n{results['seconds']:.0f} s; results in {path}")
+    finish("cgm_fig1", results, started, plot)
 
 
 def plot(results: dict) -> None:

@@ -34,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from experiments._common import OUTPUT, print_table, pyplot
+from experiments._common import OUTPUT, call, finish, print_table, pyplot
 from experiments.cgm_fig1 import noisy_tables
 
 K = 10
@@ -152,11 +152,6 @@ def kl_trace(epsilon: float) -> dict:
             "discrepancy_stop": stop}
 
 
-def _call(job):
-    function, argument = job
-    return function(argument)
-
-
 def mean(values) -> float:
     values = [v for v in values if v is not None]
     return float(np.mean(values)) if values else float("nan")
@@ -246,7 +241,7 @@ def main() -> None:
     jobs.sort(key=lambda job: -(job[1][2] if isinstance(job[1], tuple) else 10**6))
     done = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        for k, out in enumerate(pool.map(_call, jobs), 1):
+        for k, out in enumerate(pool.map(call, jobs), 1):
             done.append(out)
             if k % 10 == 0:
                 print(f"{k}/{len(jobs)} jobs, {time.perf_counter() - started:.0f} s", flush=True)
@@ -264,12 +259,7 @@ def main() -> None:
     rows = summarise(results)
     results["summary"], results["checks"] = rows, checks(rows)
     report(results)
-    results["seconds"] = time.perf_counter() - started
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    path = OUTPUT / "cgm_fig2.json"
-    path.write_text(json.dumps(results, indent=1))
-    plot(results)
-    print(f"\n{results['seconds']:.0f} s; results in {path}")
+    finish("cgm_fig2", results, started, plot)
 
 
 def _fmt(value) -> str:

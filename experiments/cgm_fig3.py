@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from experiments._common import OUTPUT, print_table, pyplot
+from experiments._common import OUTPUT, call, finish, print_table, pyplot
 from experiments.cgm_fig1 import er_truth, noisy_tables
 from experiments.cgm_fig2 import timed
 
@@ -218,11 +217,6 @@ def wifi_baselines(task: tuple[int, float]) -> dict:
     return out
 
 
-def _call(job):
-    function, argument = job
-    return function(argument)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
@@ -239,7 +233,7 @@ def main() -> None:
              for z in range(NOISES_B) for how in NORMALISATIONS]
     jobs += [(wifi_baselines, (m, e)) for m in INDIVIDUALS_B for e in EPSILONS_B]
     with ProcessPoolExecutor(args.jobs) as pool:
-        done = list(pool.map(_call, jobs))
+        done = list(pool.map(call, jobs))
     results = {
         "protocol": "the note's R4-R5 (reduced); lambda in count units; naive's best "
                     "lambda and PSGD's grid chosen on simulated validation days",
@@ -249,13 +243,8 @@ def main() -> None:
     }
     results["summary_a"] = summarise_a(results["a"]) if results["a"] else None
     results["summary_b"] = summarise_b(results)
-    results["seconds"] = time.perf_counter() - started
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    path = OUTPUT / ("cgm_fig3_quick.json" if args.quick else "cgm_fig3.json")
-    path.write_text(json.dumps(results, indent=1))
-    if not args.quick:
-        plot(results)
-    print(f"\n{results['seconds']:.0f} s; results in {path}")
+    finish("cgm_fig3_quick" if args.quick else "cgm_fig3", results, started,
+           (lambda _: None) if args.quick else plot)
 
 
 def summarise_a(trials: list[dict]) -> dict:
