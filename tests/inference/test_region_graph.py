@@ -91,3 +91,26 @@ def test_one_fixed_point_from_any_start_and_warm_starts_are_short():
     plan.tol = 1e-10
     plan.calibrate(nudged)
     assert plan.result.iterations < cold.result.iterations
+
+
+@pytest.mark.parametrize("cliques", [[("a", "b"), ("b", "c"), ("a", "c")],
+                                     [("a", "b", "c"), ("b", "c", "d"), ("a", "d")]])
+def test_structural_zeros_stay_zero_and_propagate_without_nans(cliques):
+    """θ_ab = -inf except at (a, b) = (0, 1): a = 0 and b = 1 everywhere, and the cells
+    these rule out are exactly 0 in every region (messages of -inf meet -inf)."""
+    domain = Domain(list("abcd"), [2, 2, 2, 2])
+    plan = LoopyPlan(domain, cliques, counting="convex", max_iters=3000, tol=1e-10)
+    thetas = [np.random.default_rng(9).normal(size=s) for s in plan.shapes]
+    first = thetas[0]
+    mask = np.full(first.shape, -np.inf)
+    mask[0, 1] = 0.0  # (a, b) = (0, 1), whatever else the first clique holds
+    thetas[0] = first + mask
+    beliefs, log_z = plan.calibrate(thetas)
+    assert plan.result.converged and np.isfinite(log_z)
+    for clique, belief in zip(plan.cliques, beliefs):
+        assert np.all(np.isfinite(belief)) and belief.sum() == pytest.approx(1.0)
+        for attr, value in (("a", 0), ("b", 1)):
+            if attr in clique:
+                axis = clique.index(attr)
+                other = np.take(belief, 1 - value, axis=axis)
+                assert np.all(other == 0.0)

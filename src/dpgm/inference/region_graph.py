@@ -119,14 +119,18 @@ class RegionGraph:
         """One damped sweep from messages ``up`` (λ) and ``down`` (m); ``theta`` over the
         regions (flat). Returns the new messages and the largest change of one."""
         into = self._into_regions(up)
-        belief = theta + into - self._sum_at_children(up)
+        belief = self._unnormalised(theta, into, up)
         with np.errstate(invalid="ignore"):
-            new_down = _segment_logsumexp(
-                (belief[self._parent_cell] - up[self._edge_cell])[self._by_edge_cell],
-                self._edge_cell_starts)
-        new_down = self._normalise(new_down)
-        base = self._share * (theta + into + self._sum_at_children(down))
-        new_up = self._normalise(base[self._child_cell] - down)
+            # b_p − λ_{r→p}: where λ_{r→p} is -inf the child's cell is impossible, and
+            # so is every cell its messages reach; any value serves, -inf keeps it so
+            excluded = belief[self._parent_cell] - up[self._edge_cell]
+        excluded = np.where(np.isnan(excluded), -np.inf, excluded)
+        new_down = self._normalise(_segment_logsumexp(excluded[self._by_edge_cell],
+                                                      self._edge_cell_starts))
+        base = (self._share * (theta + into + self._sum_at_children(down)))[self._child_cell]
+        with np.errstate(invalid="ignore"):
+            new_up = np.where(np.isneginf(base), -np.inf, base - down)
+        new_up = self._normalise(new_up)
         up_next = damping * up + (1.0 - damping) * new_up
         down_next = damping * down + (1.0 - damping) * new_down
         up_next, down_next = self._normalise(up_next), self._normalise(down_next)
@@ -136,7 +140,7 @@ class RegionGraph:
 
     def log_beliefs(self, theta: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Every region's log-belief (flat, each normalised to sum 1)."""
-        belief = theta + self._into_regions(up) - self._sum_at_children(up)
+        belief = self._unnormalised(theta, self._into_regions(up), up)
         norms = _segment_logsumexp(belief, self.offsets[:-1])
         return belief - np.repeat(norms, self.sizes)
 
@@ -146,6 +150,13 @@ class RegionGraph:
         with np.errstate(invalid="ignore"):
             terms = np.where(b > 0, b * (theta - log_beliefs), 0.0)
         return float(terms.sum())
+
+    def _unnormalised(self, theta: np.ndarray, into: np.ndarray, up: np.ndarray) -> np.ndarray:
+        """b_r = θ_r + Σ_c λ_{c→r} − Σ_q λ_{r→q}, -inf wherever r sends a -inf message up
+        (λ_{r→q} is -inf only on cells that are impossible for r)."""
+        out = self._sum_at_children(up)
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isneginf(out), -np.inf, theta + into - out)
 
     # -- the index maps -----------------------------------------------------------------------
     def _into_regions(self, messages: np.ndarray) -> np.ndarray:
