@@ -362,14 +362,14 @@ def estimate(
     would exceed ``max_cells``; it starts from the uniform model, and the estimate is
     approximate (:attr:`MarkovRandomField.approximate`): its marginals inside a clique
     come from loopy BP, and exact answers are refused where the tree is too large.
-    ``inference="convex"`` does the same with convex counting numbers (one unique fixed
-    point) and one warm-started message sweep per iteration, with mirror descent's step
-    2/(L·N), L the largest curvature of one clique's loss: much faster than Bethe's
-    converged BP on dense graphs, and stable where Bethe's steps oscillate (McKenna et
-    al. 2021). An approximate model answers a marginal that no clique holds by the
-    maximum-entropy completion of its beliefs (:meth:`MarkovRandomField.marginal`); adding
-    query cliques with ``cliques`` is not needed, and with cliques that overlap in more
-    than one attribute it is worse (the region graph has no intersection regions).
+    ``inference="convex"`` does the same with convex counting numbers on the region graph
+    closed under intersection (one unique fixed point) and one warm-started message
+    sweep per iteration, with mirror descent's step 2/(L·N), L the largest curvature of
+    one clique's loss: much faster than Bethe's converged BP on dense graphs, and stable
+    where Bethe's steps oscillate (McKenna et al. 2021). An approximate model answers a
+    marginal that no clique holds by the maximum-entropy completion of its beliefs
+    (:meth:`MarkovRandomField.marginal`); query cliques added with ``cliques`` become
+    regions of their own, held to agree with the others on every overlap.
     """
     one_of("method", method, METHODS)
     one_of("init", init, ("fit", "uniform"))
