@@ -14,7 +14,10 @@ per family). ε ∈ {0.1, 1} at N ∈ {10³, 10⁴, 10⁵}, and ε = 0.01 at N =
   0.05}, epochs ∈ {1, 5}, learning rate ∈ {1, 10}, clip 1) per cell, the best chosen on
   a separate validation population by KL to the truth (the paper's tuning, NOT private);
   "not attainable" where the noise multiplier would exceed 50 (the note's A4);
-* non-private MLE (λ = 10⁻⁶) and the random (Dirichlet) estimator (λ = 1).
+* non-private MLE (λ = 10⁻⁶) and the random (Dirichlet) estimator (λ = N/1000, so that
+  the random model does not sharpen as N grows: λ in count units would);
+* beyond the paper: Private-PGM (``dpgm.estimate``, L2 loss, 1000 iterations) on the
+  same noisy tables, a model on the same cliques.
 
 Wall-clock seconds per fit give the run-time ratios (C11). One cell per ε (chain, N = 10⁴)
 also traces CGM's KL against the EM iteration, run to 300 iterations (D4).
@@ -44,6 +47,7 @@ POPULATIONS, NOISES = 2, 2
 LAMBDAS = (1e-3, 1.0, 10.0, 100.0, 1000.0)
 A_PRIORI = 1.0
 EM_CAP = 500
+PGM_ITERS = 1000
 PSGD_GRID = list(itertools.product((0.01, 0.05), (1.0, 5.0), (1.0, 10.0)))
 PSGD_CLIP, PSGD_NOISE_CAP = 1.0, 50.0
 TRACE_ITERS = 300
@@ -73,6 +77,7 @@ def timed(function, *args, **kwargs):
 def trial(task: tuple[str, float, int, int, int]) -> dict:
     """Every ε-DP method and the baselines on one population and one noise draw."""
     from dpgm.cgm import cgm_em, naive_mle, projected_targets
+    from dpgm.estimation import Measurement, estimate
     from dpgm.evaluation import kl_divergence
     from dpgm.evaluation.baselines import dirichlet_baseline, nonprivate_mle
 
@@ -89,11 +94,15 @@ def trial(task: tuple[str, float, int, int, int]) -> dict:
                                         len(edges) / epsilon, max_iters=EM_CAP)
     out["cgm"] = {"kl": kl_divergence(model, fitted), "seconds": seconds,
                   "iterations": len(em_trace.residuals), "stopped": em_trace.stopped}
+    measured = [Measurement(c, t.ravel(), np.sqrt(2.0) * len(edges) / epsilon)
+                for c, t in noisy.items()]
+    fitted, seconds = timed(estimate, model.domain, measured, total=float(n), iters=PGM_ITERS)
+    out["pgm"] = {"kl": kl_divergence(model, fitted), "seconds": seconds}
     if noise == 0:  # the population's baselines do not depend on the noise draw
         fitted, seconds = timed(nonprivate_mle, data, edges)
         out["nonprivate"] = {"kl": kl_divergence(model, fitted), "seconds": seconds}
-        fitted = dirichlet_baseline(model.domain, edges, float(n),
-                                    rng=np.random.default_rng([pop, n, 11]))
+        fitted = dirichlet_baseline(model.domain, edges, float(n), penalty=n / 1000,
+                                    rng=np.random.default_rng([pop, 11]))
         out["random"] = {"kl": kl_divergence(model, fitted)}
     return out
 
@@ -102,6 +111,7 @@ def psgd_run(family: str, epsilon: float, n: int, pop: int, seed: int, config) -
     from dpgm.errors import PrivacyParameterError
     from dpgm.evaluation import kl_divergence
     from dpgm.mechanisms import PSGD
+    from dpgm.privacy.sgd import sgd_noise_multiplier
 
     q, epochs, rate = config
     edges, model, data = population(family, n, pop)
@@ -112,7 +122,9 @@ def psgd_run(family: str, epsilon: float, n: int, pop: int, seed: int, config) -
                                 np.random.default_rng([seed, pop, n, 13]))
     except PrivacyParameterError as error:  # the noise multiplier would exceed the cap
         return {"attainable": False, "reason": str(error)}
-    return {"attainable": True, "kl": kl_divergence(model, fitted), "seconds": seconds}
+    sigma = sgd_noise_multiplier(epsilon, 1.0 / n, q, mechanism.steps)  # what the run used
+    return {"attainable": True, "kl": kl_divergence(model, fitted), "seconds": seconds,
+            "sigma": sigma}
 
 
 def psgd_cell(task: tuple[str, float, int]) -> dict:
@@ -180,10 +192,16 @@ def summarise(results: dict) -> list[dict]:
                 "naive_median_a_priori": float(np.median(
                     [t["naive"][str(A_PRIORI)]["kl"] for t in trials])),
                 "psgd": psgd_kl, "psgd_config": psgd.get("chosen"),
+                "psgd_sigma": (psgd["trials"][0].get("sigma") if psgd["attainable"] else None),
+                "psgd_grid_median_validation": (float(np.median(
+                    [g["kl"] for g in psgd["grid"] if g["attainable"]]))
+                    if psgd["attainable"] else None),
+                "pgm": mean(t["pgm"]["kl"] for t in trials),
                 "nonprivate": mean(t["nonprivate"]["kl"] for t in trials if "nonprivate" in t),
                 "random": mean(t["random"]["kl"] for t in trials if "random" in t),
                 "seconds_naive": mean(t["naive"][str(A_PRIORI)]["seconds"] for t in trials),
                 "seconds_cgm": mean(t["cgm"]["seconds"] for t in trials),
+                "seconds_pgm": mean(t["pgm"]["seconds"] for t in trials),
                 "seconds_psgd": (mean(t["seconds"] for t in psgd["trials"] if t["attainable"])
                                  if psgd["attainable"] else None),
             })
@@ -200,7 +218,7 @@ def checks(rows: list[dict]) -> dict:
             for method in ("cgm", "naive_a_priori", "naive_best", "psgd"):
                 if small[method] is not None and large[method] is not None:
                     decreasing[f"{family} eps={epsilon} {method}"] = large[method] < small[method]
-    private = ("cgm", "naive_a_priori", "naive_best", "psgd")
+    private = ("cgm", "naive_a_priori", "naive_best", "psgd")  # the paper's
     return {
         "i_cgm_below_naive_1e-3_every_cell": all(r["cgm"] < r["naive_1e-3"] for r in rows),
         "i_cgm_below_naive_a_priori_cells": sum(r["cgm"] < r["naive_a_priori"] for r in rows),
@@ -215,6 +233,9 @@ def checks(rows: list[dict]) -> dict:
         "cgm_below_naive_best_cells": sum(r["cgm"] < r["naive_best"] for r in rows),
         "cgm_lowest_private_cells": sum(
             r["cgm"] <= min(r[m] for m in private if r[m] is not None) for r in rows),
+        "pgm_below_cgm_cells": sum(r["pgm"] < r["cgm"] for r in rows),
+        "pgm_lowest_private_cells": sum(
+            r["pgm"] <= min(r[m] for m in private if r[m] is not None) for r in rows),
         "cells": len(rows),
     }
 
@@ -270,10 +291,11 @@ def report(results: dict) -> None:
     rows = results["summary"]
     print_table(
         ["family", "eps", "N", "CGM", "naive l=1", "naive l=1e-3", "naive best (l)", "PSGD",
-         "non-private", "random", "EM iters"],
+         "PSGD grid median", "Private-PGM", "non-private", "random", "EM iters"],
         [[r["family"], f"{r['epsilon']:g}", f"{r['N']:.0e}", _fmt(r["cgm"]),
           _fmt(r["naive_a_priori"]), _fmt(r["naive_1e-3"]),
           f"{_fmt(r['naive_best'])} ({r['naive_best_lambda']:g})", _fmt(r["psgd"]),
+          _fmt(r["psgd_grid_median_validation"]), _fmt(r["pgm"]),
           _fmt(r["nonprivate"]), _fmt(r["random"]), f"{r['cgm_iterations']:.0f}"]
          for r in rows])
     print("\nrun time relative to naive MLE (lambda = 1), mean over cells")
@@ -282,7 +304,8 @@ def report(results: dict) -> None:
         cgm = mean(r["seconds_cgm"] / r["seconds_naive"] for r in mine)
         psgd = mean(r["seconds_psgd"] / r["seconds_naive"] for r in mine
                     if r["seconds_psgd"] is not None)
-        print(f"{family}: CGM {cgm:.2f}x, PSGD {psgd:.2f}x")
+        pgm = mean(r["seconds_pgm"] / r["seconds_naive"] for r in mine)
+        print(f"{family}: CGM {cgm:.2f}x, PSGD {psgd:.2f}x, Private-PGM {pgm:.2f}x")
     for trace in results["traces"]:
         curve = trace["kl"]
         best = int(np.argmin(curve))
@@ -301,7 +324,7 @@ def plot(results: dict) -> None:
     rows = results["summary"]
     epsilons = (0.1, 1.0)
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
-    styles = {"cgm": "CGM", "naive_a_priori": "naive MLE (λ=1)",
+    styles = {"cgm": "CGM", "pgm": "Private-PGM", "naive_a_priori": "naive MLE (λ=1)",
               "naive_best": "naive MLE (best λ, not private)", "psgd": "PSGD",
               "nonprivate": "non-private MLE", "random": "random"}
     for i, family in enumerate(FAMILIES):
