@@ -7,15 +7,17 @@ edge potentials (the CGM note's generator), N = 100,000 records. Every 2-way mar
 * ``pairs``: the 435 measured pairs — where the junction tree is out of reach;
 * ``pairs+triples``: the same plus 20 unmeasured triples of the chain (i, i+1, i+2), whose
   pseudo-marginals are the estimators' answers to unmeasured 3-way queries (mbi's way:
-  its approximate estimator answers only the cliques of its region graph).
+  its approximate estimator answers only the cliques of its region graph). Both close
+  the region graph under intersection, so consecutive triples agree on their shared pair.
 
 On ``pairs``, dpgm answers the triples too, by the maximum-entropy completion of its
 pair pseudo-marginals (``MarkovRandomField.marginal`` on an approximate model).
 
 Both estimators run mirror descent with the same fixed step 2/(L·N) (mbi's rule, L the
 largest curvature of one measurement's loss) on the loss ½Σ‖(μ − y)/σ‖², one damped
-(0.5) message sweep per step, warm-started, convex counting numbers: dpgm
-``estimate(..., inference="convex")``, mbi 2.0 ``ApproxMirrorDescent`` (convex generalised
+(0.5) message sweep per step, warm-started, convex counting numbers on the region graph
+closed under intersection: dpgm ``estimate(..., inference="convex")``
+(:mod:`dpgm.inference.region_graph`), mbi 2.0 ``ApproxMirrorDescent`` (convex generalised
 BP on its region graph). dpgm's Bethe engine (``inference="loopy"``: BP converged at
 every step, line search) runs too, to the first two checkpoints only (it is slow).
 
