@@ -240,12 +240,12 @@ def checks(rows: list[dict]) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true",
                         help="one trial per cell at N = 10³ only (a smoke run of the harness)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # seeded noise: research runs, said once here
     global CELLS, POPULATIONS, NOISES, PSGD_GRID, TRACE_ITERS
     if args.quick:

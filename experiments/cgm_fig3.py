@@ -218,14 +218,14 @@ def wifi_baselines(task: tuple[int, float]) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true",
                         help="(b) only, 2,000 individuals, one ε, one draw: a smoke run")
     parser.add_argument("--replot", action="store_true",
                         help="redraw the plot from the saved results, run nothing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.replot:
         plot(json.loads((OUTPUT / "cgm_fig3.json").read_text()))
         return
