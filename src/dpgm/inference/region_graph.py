@@ -38,17 +38,26 @@ def intersection_closure(domain: Domain, cliques: Sequence[tuple[str, ...]]
     (each in domain order; first found first)."""
     regions = [domain.canonical(c) for c in cliques]
     seen = {frozenset(c) for c in regions}
-    fresh = list(regions)
+    holders: dict[str, list[int]] = {}  # attribute → the regions that hold it
+    for i, region in enumerate(regions):
+        for a in region:
+            holders.setdefault(a, []).append(i)
+    fresh = list(range(len(regions)))
     while fresh:
         found = []
-        for new in fresh:
-            for other in regions:
-                common = frozenset(new) & frozenset(other)
+        for i in fresh:
+            mine = frozenset(regions[i])
+            # only regions that share an attribute can meet this one
+            for j in sorted({j for a in regions[i] for j in holders[a]}):
+                common = mine & frozenset(regions[j])
                 if common and common not in seen:
                     seen.add(common)
                     found.append(domain.canonical(common))
-        regions.extend(found)
-        fresh = found
+        for region in found:
+            for a in region:
+                holders[a].append(len(regions))
+            regions.append(region)
+        fresh = list(range(len(regions) - len(found), len(regions)))
     return regions
 
 
