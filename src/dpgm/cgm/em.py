@@ -117,6 +117,9 @@ def cgm_em(
     KL to a known truth against the iteration count).
     ``e_step_method="nlbp"`` runs the paper's Algorithm 1 instead of the dual (``alpha``:
     its damping, None for the converging schedule), with a moment-matching M-step.
+    ``tying`` (θ = M·w, as in :func:`~dpgm.cgm.naive.naive_mle`) ties parameters across
+    cliques: the E-step is unchanged (its shift g is per clique) and the M-step becomes a
+    real moment matching, argmax_w wᵀMᵀn_t − N·A(M·w), by L-BFGS from the last w.
     """
     total, scale = positive("total", total), positive("scale", scale)
     one_of("stop", stop, STOPS)
