@@ -183,3 +183,54 @@ def test_only_seeded_draws_warn():
         exponential_mechanism([1.0, 2.0], 1.0)
     with pytest.warns(SeedWarning, match="not for a release"):
         exponential_mechanism([1.0, 2.0], 1.0, rng=0)
+
+
+def row_law(scores, epsilon, sensitivity):
+    weights = np.exp(epsilon * np.asarray(scores) / (2 * sensitivity))
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("seeded", [True, False])
+def test_one_exponential_mechanism_per_row(seeded):
+    """Each row's selections follow its own law (chi-square per row), and a law with twice
+    the epsilon is rejected; the release path (OpenDP) on fewer draws."""
+    from dpgm.privacy import exponential_mechanism_rows
+
+    scores = np.array([[0.0, 1.0, 2.0], [5.0, 3.0, 4.5], [1.0, 1.0, -2.0]])
+    epsilon, sensitivity = 2.0, 1.0
+    draws = DRAWS // 3 if seeded else 1500
+    gen = np.random.default_rng(11) if seeded else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeedWarning)
+        picks = np.stack([exponential_mechanism_rows(scores, epsilon, sensitivity, rng=gen)
+                          for _ in range(draws)])
+    assert picks.shape == (draws, 3)
+    critical = chi2.isf(1e-6, df=2)
+    for row in range(3):
+        counts = np.bincount(picks[:, row], minlength=3)
+        for eps, fits in ((epsilon, True), (2 * epsilon, False)):
+            expected = draws * row_law(scores[row:row + 1], eps, sensitivity)[0]
+            statistic = float(((counts - expected) ** 2 / expected).sum())
+            if fits:
+                assert statistic < critical
+            else:
+                assert statistic > critical
+
+
+def test_rows_are_charged_once_for_all_before_drawing():
+    from dpgm.privacy import exponential_mechanism_rows
+
+    zcdp = PrivacyBudget(rho=1.0)
+    picks = exponential_mechanism_rows(np.zeros((7, 4)), 0.5, 2.0, rng=0, budget=zcdp,
+                                       label="FW step")
+    assert picks.shape == (7,)
+    (entry,) = zcdp.ledger
+    assert zcdp.spent_rho == pytest.approx(7 * 0.5**2 / 8) and "x7" in entry.label
+    pure = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        exponential_mechanism_rows(np.zeros((3, 2)), 0.5, rng=0, budget=pure)
+    assert pure.ledger == []  # refused before anything was drawn or charged
+    with pytest.raises(DpgmError, match="m x c"):
+        exponential_mechanism_rows(np.zeros(3), 0.5, rng=0)
+    with pytest.raises(DpgmError, match="finite"):
+        exponential_mechanism_rows(np.array([[0.0, np.nan]]), 0.5, rng=0)

@@ -22,7 +22,7 @@ and its amplified cost), :mod:`.policy` (δ policy, parameter checks, seeds).
 from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
 from dpgm.privacy.amplification import amplified_epsilon, poisson_subsample, subsample_epsilon
 from dpgm.privacy.budget import LedgerEntry, PrivacyBudget
-from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.exponential import exponential_mechanism, exponential_mechanism_rows
 from dpgm.privacy.measure import (
     gaussian_sigma,
     laplace_scale,
@@ -46,6 +46,7 @@ __all__ = [
     "cdp_rho",
     "check_delta",
     "exponential_mechanism",
+    "exponential_mechanism_rows",
     "gaussian_noise",
     "gaussian_sigma",
     "laplace_noise",

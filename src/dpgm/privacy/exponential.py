@@ -104,6 +104,50 @@ def exponential_mechanism(
     return int(np.argmax(logits + gumbel))
 
 
+def exponential_mechanism_rows(
+    scores,
+    epsilon: float,
+    sensitivity: float = 1.0,
+    rng: RngLike = None,
+    budget: PrivacyBudget | None = None,
+    label: str = "",
+) -> np.ndarray:
+    """One independent exponential mechanism per row of ``scores`` (m × c): the chosen
+    column of each row, P(j | row i) ∝ exp(ε·scores[i, j] / (2·sensitivity)).
+
+    Each row is one selection on the same data (e.g. one Frank–Wolfe step for each of m
+    nodes), so the m draws compose sequentially: the ``budget`` is charged m times one
+    draw (m·ε pure, m·ρ zCDP with ρ as in :func:`exponential_mechanism`) in one entry,
+    before anything is drawn. ``rng=None`` draws each row exactly with OpenDP; a seed
+    draws all rows at once by the Gumbel-max trick (research only).
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = positive("sensitivity", sensitivity, error=PrivacyParameterError)
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != 2 or values.size == 0:
+        raise ParameterError(f"scores must be a non-empty m x c array, got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ParameterError("scores must be finite (found NaN or infinity)")
+    rows = values.shape[0]
+    if budget is not None:
+        what = f"{label or 'exponential mechanism'} (x{rows})"
+        if budget.mode != "zcdp":
+            budget.charge(epsilon=rows * epsilon, label=what)
+        else:
+            rho = zcdp_cost(epsilon)
+            if rng is None:  # what OpenDP proves for its sampler, never below ε²/8
+                scale = 2.0 * sensitivity / epsilon
+                rho = max(rho, float(noisy_max_measurement(scale).map(sensitivity)))
+            budget.charge(rho=rows * rho, label=what)
+    if rng is None:
+        return np.array([_ExactSelector(row, epsilon, sensitivity).draw() for row in values],
+                        dtype=np.int64)
+    warn_seeded()
+    with np.errstate(over="ignore"):
+        logits = (values - values.max(axis=1, keepdims=True)) * (epsilon / (2.0 * sensitivity))
+    return np.argmax(logits + as_generator(rng).gumbel(size=values.shape), axis=1)
+
+
 def noisy_max_measurement(scale: float):
     """OpenDP's exact Gumbel report-noisy-max on float vectors, zCDP output measure."""
     import opendp.prelude as dp
