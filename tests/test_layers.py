@@ -39,6 +39,7 @@ LAYERS = {
     "evaluation": 7,
     "discover": 7,
     "cgm": 6.5,  # learners built on estimation, used by the mechanisms
+    "mrf": 6.5,  # learners of Ising and pairwise models on the privacy layer
     "io": 7,
     "datasets": 7,
     "report": 8,

@@ -104,6 +104,15 @@ def exponential_mechanism(
     return int(np.argmax(logits + gumbel))
 
 
+def selection_rho(epsilon: float, sensitivity: float, exact: bool) -> float:
+    """ρ charged for one draw: ε²/8, or on the exact (OpenDP) path the larger of that and
+    what OpenDP proves for its sampler."""
+    rho = zcdp_cost(epsilon)
+    if exact:
+        rho = max(rho, float(noisy_max_measurement(2.0 * sensitivity / epsilon).map(sensitivity)))
+    return rho
+
+
 def exponential_mechanism_rows(
     scores,
     epsilon: float,
@@ -134,11 +143,8 @@ def exponential_mechanism_rows(
         if budget.mode != "zcdp":
             budget.charge(epsilon=rows * epsilon, label=what)
         else:
-            rho = zcdp_cost(epsilon)
-            if rng is None:  # what OpenDP proves for its sampler, never below ε²/8
-                scale = 2.0 * sensitivity / epsilon
-                rho = max(rho, float(noisy_max_measurement(scale).map(sensitivity)))
-            budget.charge(rho=rows * rho, label=what)
+            budget.charge(rho=rows * selection_rho(epsilon, sensitivity, rng is None),
+                          label=what)
     if rng is None:
         return np.array([_ExactSelector(row, epsilon, sensitivity).draw() for row in values],
                         dtype=np.int64)
