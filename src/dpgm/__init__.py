@@ -1,7 +1,7 @@
 """dpgm: differentially private learning, estimation and inference with graphical models."""
 
 # subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
-from dpgm import datasets, evaluation, inference, mechanisms, privacy, schema
+from dpgm import datasets, evaluation, inference, mechanisms, models, mrf, privacy, schema
 from dpgm._version import __version__ as __version__
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
