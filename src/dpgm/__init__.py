@@ -25,6 +25,8 @@ __all__ = [
     "evaluation",
     "inference",
     "mechanisms",
+    "models",
+    "mrf",
     "privacy",
     "schema",
     "BudgetExceededError",
