@@ -11,7 +11,6 @@ from dpgm import Dataset, Domain
 from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
 from dpgm.models import IsingModel
 from dpgm.mrf import frank_wolfe, learn_ising
-from dpgm.mrf.ising import exact_vertices
 from dpgm.privacy import PrivacyBudget
 from dpgm.privacy.frank_wolfe import FrankWolfeSelections, logistic_gradients
 
@@ -80,9 +79,24 @@ def test_non_private_frank_wolfe_closes_its_duality_gap(sample):
         return (np.sum(weights * g, axis=0) + radius * np.abs(g).max(axis=0)) / len(z)
 
     start = gap(np.zeros((6, 6)))
-    weights = frank_wolfe(exact_vertices(z), 6, radius, 300)
+    selections = FrankWolfeSelections(data, radius=radius, steps=300, rho=None, budget=None)
+    weights = frank_wolfe(selections)
     assert np.all(np.abs(weights).sum(axis=0) <= radius + 1e-12)
     assert np.all(gap(weights) < 0.02 * start)
+
+
+def test_the_kept_margins_are_the_iterates(sample):
+    """The margins updated step by step equal ⟨w_t, x⟩ recomputed from the iterate."""
+    _, data = sample
+    selections = FrankWolfeSelections(data, radius=3.0, steps=30, rho=1.0,
+                                      budget=PrivacyBudget(rho=1.0), rng=8)
+    frank_wolfe(selections)
+    z = 2.0 * data.records - 1.0
+    w = selections.weights
+    bias = np.diag(w)
+    np.testing.assert_allclose(selections._margins, z @ w - z * bias + bias, atol=1e-5)
+    with pytest.raises(BudgetExceededError, match="selections are spent"):
+        selections.select()
 
 
 def test_the_learner_recovers_a_tree_model(sample):
@@ -107,9 +121,13 @@ def test_em_selections_follow_the_exponential_mechanism(sample):
                                       budget=PrivacyBudget(rho=1e9), rng=6)
     epsilon = selections.epsilon
     assert epsilon == pytest.approx(target, rel=1e-9)
+    selections.weights = weights  # pin the iterate: every selection from these weights
+    z = 2.0 * small.records.astype(np.float32) - 1.0
+    bias = np.diag(weights)
+    selections._margins = (z @ weights - z * bias + bias).astype(np.float32)
     picks = []
     for _ in range(draws):
-        rows, signs = selections.select(weights)
+        rows, signs = selections.select()
         picks.append(rows[0] + (0 if signs[0] > 0 else 6))
     counts = np.bincount(picks, minlength=12)
     critical = chi2.isf(1e-6, df=11)
@@ -119,8 +137,6 @@ def test_em_selections_follow_the_exponential_mechanism(sample):
         keep = expected > 5
         statistic = float(((counts[keep] - expected[keep]) ** 2 / expected[keep]).sum())
         assert (statistic < critical) == fits
-    with pytest.raises(BudgetExceededError, match="selections are spent"):
-        selections.select(weights)
 
 
 def test_what_is_knowable_in_advance_fails_before_the_data_are_read():

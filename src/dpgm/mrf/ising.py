@@ -22,7 +22,7 @@ from dpgm.dataset import Dataset, require_dataset
 from dpgm.errors import DataError, PrivacyParameterError
 from dpgm.models.pairwise import IsingModel
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.frank_wolfe import FrankWolfeSelections, logistic_gradients
+from dpgm.privacy.frank_wolfe import FrankWolfeSelections
 from dpgm.privacy.measure import measure_linear
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, optional, positive
@@ -40,27 +40,13 @@ class IsingEstimate:
     steps: int
 
 
-def frank_wolfe(choose, nodes: int, radius: float, steps: int) -> np.ndarray:
-    """Frank–Wolfe from w = 0 with step 2/(t + 2): ``choose(weights)`` gives each node's
-    vertex (coordinate, sign) of the L1 ball of ``radius``; ``steps`` − 1 moves. Returns
-    the weights (column i: node i, its bias on the diagonal)."""
-    weights = np.zeros((nodes, nodes))
-    columns = np.arange(nodes)
-    for t in range(1, steps):
-        rows, signs = choose(weights)
-        mu = 2.0 / (t + 2.0)
-        weights *= 1.0 - mu
-        weights[rows, columns] += mu * radius * signs
-    return weights
-
-
-def exact_vertices(spins: np.ndarray):
-    """The non-private linear-minimisation oracle: argmin over vertices of ⟨s, g⟩."""
-    def choose(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        g = logistic_gradients(spins, weights).T
-        rows = np.argmax(np.abs(g), axis=1)
-        return rows, -np.sign(g[np.arange(len(g)), rows])
-    return choose
+def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:
+    """Run Frank–Wolfe to its last step, step size 2/(t + 2), and return the iterate
+    (column i: node i's weights, its bias on the diagonal)."""
+    for t in range(1, selections.remaining + 1):
+        selections.select()
+        selections.move(2.0 / (t + 2.0))
+    return selections.weights
 
 
 def steps_for(radius: float, records: float, rho_per_node: float, constant: float) -> int:
@@ -98,11 +84,9 @@ def learn_ising(
     if rho is None:
         if steps is None:
             raise PrivacyParameterError("the non-private learner needs steps")
-        if data.weights is not None:
-            raise DataError("give unweighted records")
-        spins = 2 * data.records.astype(np.int8) - 1
-        weights = frank_wolfe(exact_vertices(spins), nodes, radius, steps)
-        return _estimate(data, weights, None, steps)
+        selections = FrankWolfeSelections(data, radius=radius, steps=steps, rho=None,
+                                          budget=None)
+        return _estimate(data, frank_wolfe(selections), None, steps)
     rho = positive("rho", rho, error=PrivacyParameterError)
     count_share = fraction("count_share", count_share)
     step_constant = positive("step_constant", step_constant)
@@ -119,8 +103,7 @@ def learn_ising(
     selections = FrankWolfeSelections(data, radius=radius, steps=steps, rho=fit, budget=budget,
                                       rng=gen, selection=selection,
                                       label="Ising: private Frank-Wolfe")
-    weights = frank_wolfe(selections.select, nodes, radius, steps)
-    return _estimate(data, weights, budget, steps)
+    return _estimate(data, frank_wolfe(selections), budget, steps)
 
 
 def _estimate(data: Dataset, weights: np.ndarray, budget, steps: int) -> IsingEstimate:

@@ -14,6 +14,13 @@ paper, whose Laplace scale does not give the ρ it claims (its scores are not mo
 ``selection="laplace"`` is the paper's shape with the noise that is right for it:
 report-noisy-min with Laplace(2/ε_t) per vertex, ε_t = √(2ρ/(p·(T−1))), ε_t-DP hence
 ε_t²/2-zCDP per draw. The whole ρ is charged before the data are read; step T is refused.
+
+The object also keeps the Frank–Wolfe iterate w_t (a function of the released choices
+alone, so public) and the records' margins ⟨w_t, x⟩, which :meth:`FrankWolfeSelections.move`
+updates in O(n·p) per step (each node's w moves towards one vertex); a step then costs one
+n × p × p product, for the gradients (in single precision). ``rho=None`` gives the
+non-private algorithm (the exact minimising vertex, nothing charged): the reference the
+private one tends to.
 """
 
 from __future__ import annotations
@@ -39,22 +46,31 @@ def logistic_gradients(spins: np.ndarray, weights: np.ndarray) -> np.ndarray:
     z = spins.astype(np.float64)
     bias = np.diag(weights)
     margins = z @ weights - z * bias + bias  # x^m for node i has 1 where z_i was
-    slopes = -z / (1.0 + np.exp(z * margins))  # −y·σ(−y·m)
-    gradients = z.T @ slopes
-    gradients[np.diag_indices_from(gradients)] = slopes.sum(axis=0)
+    return _gradients(z, margins)
+
+
+def _gradients(z: np.ndarray, margins: np.ndarray) -> np.ndarray:
+    slopes = z * margins
+    np.exp(slopes, out=slopes)
+    slopes += 1.0
+    np.divide(-z, slopes, out=slopes)  # −y·σ(−y·m)
+    gradients = (z.T @ slopes).astype(np.float64)
+    gradients[np.diag_indices_from(gradients)] = slopes.sum(axis=0, dtype=np.float64)
     return gradients
 
 
 class FrankWolfeSelections:
-    """Noisy Frank–Wolfe vertex choices for every node of binary ``data`` (see the module).
+    """Frank–Wolfe on every node of binary ``data`` at once, its vertex choices private
+    (see the module).
 
     ``radius`` r of the L1 ball, ``steps`` T (T − 1 selections per node), ``rho`` the whole
-    zCDP cost, charged to ``budget`` at construction. ``rng=None`` (a release) draws with
-    OpenDP; a seed makes the run reproducible (research only).
+    zCDP cost, charged to ``budget`` at construction (``rho=None``: non-private, for
+    reference). ``rng=None`` (a release) draws with OpenDP; a seed makes the run
+    reproducible (research only). Each step is :meth:`select` then :meth:`move`.
     """
 
-    def __init__(self, data: Dataset, *, radius: float, steps: int, rho: float,
-                 budget: PrivacyBudget, rng: RngLike = None, selection: str = "em",
+    def __init__(self, data: Dataset, *, radius: float, steps: int, rho: float | None,
+                 budget: PrivacyBudget | None, rng: RngLike = None, selection: str = "em",
                  label: str = "private Frank-Wolfe"):
         data = require_dataset(data)
         if any(size != 2 for size in data.domain.shape):
@@ -62,48 +78,73 @@ class FrankWolfeSelections:
         self.radius = positive("radius", radius)
         self.steps = integer("steps", steps, least=2)
         self.selection = one_of("selection", selection, SELECTIONS)
-        rho = positive("rho", rho, error=PrivacyParameterError)
-        if not isinstance(budget, PrivacyBudget) or budget.mode != "zcdp":
-            raise PrivacyParameterError("private Frank-Wolfe is rho-zCDP: give a zCDP budget")
-        self.nodes = len(data.domain)
-        draws = self.nodes * (self.steps - 1)
-        if self.selection == "em":
-            self.epsilon = math.sqrt(8.0 * rho / draws)
-            cost = draws * selection_rho(self.epsilon, 1.0, rng is None)
-        else:
-            self.epsilon = math.sqrt(2.0 * rho / draws)
-            cost = draws * self.epsilon**2 / 2.0
-        if cost > rho * (1.0 + 1e-9):  # OpenDP proves more than ε²/8 for these ε
-            self.epsilon *= math.sqrt(rho / cost)
-            cost = rho
-        budget.charge(rho=cost, label=f"{label}: {self.steps - 1} selections x {self.nodes} "
-                                      f"nodes ({self.selection}, epsilon {self.epsilon:.4g} each)")
+        self.nodes = p = len(data.domain)
+        self.private = rho is not None
+        self.epsilon = math.inf
+        if self.private:
+            rho = positive("rho", rho, error=PrivacyParameterError)
+            if not isinstance(budget, PrivacyBudget) or budget.mode != "zcdp":
+                raise PrivacyParameterError("private Frank-Wolfe is rho-zCDP: give a zCDP budget")
+            draws = p * (self.steps - 1)
+            if self.selection == "em":
+                self.epsilon = math.sqrt(8.0 * rho / draws)
+                cost = draws * selection_rho(self.epsilon, 1.0, rng is None)
+            else:
+                self.epsilon = math.sqrt(2.0 * rho / draws)
+                cost = draws * self.epsilon**2 / 2.0
+            if cost > rho * (1.0 + 1e-9):  # OpenDP proves more than ε²/8 for these ε
+                self.epsilon *= math.sqrt(rho / cost)
+                cost = rho
+            budget.charge(rho=cost, label=f"{label}: {self.steps - 1} selections x {p} nodes "
+                                          f"({self.selection}, epsilon {self.epsilon:.4g} each)")
         # the data are read from here on
         if data.weights is not None:
-            raise DataError("private Frank-Wolfe needs unweighted records")
-        self._spins = 2 * data.records.astype(np.int8) - 1
+            raise DataError("Frank-Wolfe on spins needs unweighted records")
+        # single precision for the n × p arrays: a step is an exp and a product over them,
+        # twice as fast, and the selection needs the gradients to a few digits only
+        self._z = 2.0 * data.records.astype(np.float32) - 1.0
+        self._margins = np.zeros(self._z.shape, dtype=np.float32)  # ⟨w_t, x⟩; w_1 = 0
+        self.weights = np.zeros((p, p))  # the iterate: column i node i, its bias at (i, i)
         self._rng = None if rng is None else as_generator(rng)
         self._taken = 0
+        self._chosen: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def remaining(self) -> int:
         """Selections left of those paid for."""
         return self.steps - 1 - self._taken
 
-    def select(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The chosen vertex of every node at ``weights`` (p × p, column i node i's w, its
-        bias on the diagonal): the coordinate j of each node and the sign of ±r·e_j."""
+    def select(self) -> tuple[np.ndarray, np.ndarray]:
+        """The vertex each node moves towards from the current iterate: its coordinate j
+        (the node's own index is its bias) and the sign of ±r·e_j."""
         if self.remaining <= 0:
             raise BudgetExceededError(f"all {self.steps - 1} Frank-Wolfe selections are spent")
-        weights = np.asarray(weights, dtype=np.float64)
-        if weights.shape != (self.nodes, self.nodes) or not np.all(np.isfinite(weights)):
-            raise ParameterError(f"weights must be a finite {self.nodes} x {self.nodes} array")
         self._taken += 1
-        g = logistic_gradients(self._spins, weights).T  # row i: node i
-        scores = np.concatenate([-g, g], axis=1)  # −⟨s, g⟩/r for +r e_j, then −r e_j
-        if self.selection == "em":
-            chosen = exponential_mechanism_rows(scores, self.epsilon, 1.0, rng=self._rng)
-        else:  # report-noisy-min of ⟨s, g⟩/r = report-noisy-max of the scores
-            noisy = laplace_noise(scores, 2.0 / self.epsilon, self._rng)
-            chosen = np.argmax(noisy, axis=1)
-        return chosen % self.nodes, np.where(chosen < self.nodes, 1.0, -1.0)
+        g = _gradients(self._z, self._margins).T  # row i: node i
+        if not self.private:  # the exact minimiser of ⟨s, g⟩
+            rows = np.argmax(np.abs(g), axis=1)
+            chosen = (rows, -np.sign(g[np.arange(self.nodes), rows]))
+        else:
+            scores = np.concatenate([-g, g], axis=1)  # −⟨s, g⟩/r for +r e_j, then −r e_j
+            if self.selection == "em":
+                picks = exponential_mechanism_rows(scores, self.epsilon, 1.0, rng=self._rng)
+            else:  # report-noisy-min of ⟨s, g⟩/r = report-noisy-max of the scores
+                picks = np.argmax(laplace_noise(scores, 2.0 / self.epsilon, self._rng), axis=1)
+            chosen = (picks % self.nodes, np.where(picks < self.nodes, 1.0, -1.0))
+        self._chosen = chosen
+        return chosen
+
+    def move(self, step: float) -> None:
+        """w ← (1 − step)·w + step·(the vertex chosen last), and the margins with it."""
+        if self._chosen is None:
+            raise ParameterError("select a vertex before moving towards it")
+        rows, signs = self._chosen
+        self._chosen = None
+        nodes = np.arange(self.nodes)
+        self.weights *= 1.0 - step
+        self.weights[rows, nodes] += step * self.radius * signs
+        towards = self._z[:, rows]  # each node's chosen coordinate of x, per record
+        towards[:, rows == nodes] = 1.0  # the bias coordinate is 1
+        self._margins *= np.float32(1.0 - step)
+        towards *= (step * self.radius * signs).astype(np.float32)
+        self._margins += towards
