@@ -64,13 +64,7 @@ def exponential_mechanism(
     ``budget`` is charged (ε per draw in pure mode, ρ per draw in zCDP mode, see the module
     docstring) in one entry before anything is drawn.
     """
-    epsilon = check_epsilon(epsilon)
-    sensitivity = positive("sensitivity", sensitivity, error=PrivacyParameterError)
-    values = np.asarray(scores, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ParameterError(f"scores must be a non-empty 1-d sequence, got shape {values.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ParameterError("scores must be finite (found NaN or infinity)")
+    epsilon, sensitivity, values = _checked(scores, epsilon, sensitivity, 1)
     draws = 1 if size is None else integer("size", size, least=1)
 
     exact = None if rng is not None else _ExactSelector(values, epsilon, sensitivity)
@@ -104,6 +98,20 @@ def exponential_mechanism(
     return int(np.argmax(logits + gumbel))
 
 
+def _checked(scores, epsilon: float, sensitivity: float, ndim: int
+             ) -> tuple[float, float, np.ndarray]:
+    """ε, Δ and the scores as floats, checked: ``ndim`` 1 (a vector) or 2 (m × c)."""
+    epsilon = check_epsilon(epsilon)
+    sensitivity = positive("sensitivity", sensitivity, error=PrivacyParameterError)
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != ndim or values.size == 0:
+        shape = "a non-empty 1-d sequence" if ndim == 1 else "a non-empty m x c array"
+        raise ParameterError(f"scores must be {shape}, got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ParameterError("scores must be finite (found NaN or infinity)")
+    return epsilon, sensitivity, values
+
+
 def selection_rho(epsilon: float, sensitivity: float, exact: bool) -> float:
     """ρ charged for one draw: ε²/8, or on the exact (OpenDP) path the larger of that and
     what OpenDP proves for its sampler."""
@@ -130,13 +138,7 @@ def exponential_mechanism_rows(
     before anything is drawn. ``rng=None`` draws each row exactly with OpenDP; a seed
     draws all rows at once by the Gumbel-max trick (research only).
     """
-    epsilon = check_epsilon(epsilon)
-    sensitivity = positive("sensitivity", sensitivity, error=PrivacyParameterError)
-    values = np.asarray(scores, dtype=np.float64)
-    if values.ndim != 2 or values.size == 0:
-        raise ParameterError(f"scores must be a non-empty m x c array, got shape {values.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ParameterError("scores must be finite (found NaN or infinity)")
+    epsilon, sensitivity, values = _checked(scores, epsilon, sensitivity, 2)
     rows = values.shape[0]
     if budget is not None:
         what = f"{label or 'exponential mechanism'} (x{rows})"
