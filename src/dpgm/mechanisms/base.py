@@ -15,8 +15,6 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-
 from dpgm.constraints import Forbidden, check_forbidden
 from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
@@ -29,7 +27,6 @@ from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_me
 from dpgm.model import MarkovRandomField
 from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.measure import measure_linear
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.random import Randomness, RngLike, as_generator
 from dpgm.schema import Schema
@@ -324,28 +321,3 @@ class CliqueModelMechanism(Mechanism):
             alternative="use a workload with fewer or smaller cliques",
         )
 
-
-def measure_record_count(
-    data: Dataset,
-    budget: PrivacyBudget,
-    rng: np.random.Generator | None,
-    *,
-    epsilon: float | None = None,
-    rho: float | None = None,
-) -> Measurement:
-    """The record count with noise, charged to ``budget`` (``epsilon`` or ``rho`` of it).
-
-    Under add/remove DP the count is private. It is one linear query, the all-ones row on
-    the first attribute's marginal (sensitivity 1): one scalar has the least noise.
-    """
-    first = data.domain.attrs[0]
-    return measure_linear(
-        data,
-        (first,),
-        np.ones((1, data.domain[first])),
-        epsilon=epsilon,
-        rho=rho,
-        budget=budget,
-        rng=rng,
-        label="record count",
-    )

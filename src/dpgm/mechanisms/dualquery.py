@@ -75,11 +75,12 @@ from dpgm.errors import DpgmError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.losses import CustomLoss
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
+from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES, check_cells
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.measure import measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, number, optional, positive
 from dpgm.workload import Workload

@@ -56,13 +56,13 @@ from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
-from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
+from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mechanisms.tables import TableModel
 from dpgm.memory import check_memory, table_bytes
 from dpgm.model import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
-from dpgm.privacy.measure import measure_linear
+from dpgm.privacy.measure import measure_linear, measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, positive
 from dpgm.workload import Workload

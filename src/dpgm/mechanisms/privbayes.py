@@ -75,11 +75,11 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.measurement import Measurement
-from dpgm.mechanisms.base import Mechanism, Progress, measure_record_count
+from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES, check_rows
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
-from dpgm.privacy.measure import measure_marginals
+from dpgm.privacy.measure import measure_marginals, measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, optional, positive
 from dpgm.workload import Workload

@@ -20,8 +20,9 @@ import math
 from dpgm.cgm.psgd import dp_sgd
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.mechanisms.base import CliqueModelMechanism, Progress, measure_record_count
+from dpgm.mechanisms.base import CliqueModelMechanism, Progress
 from dpgm.privacy.amplification import check_rate
+from dpgm.privacy.measure import measure_record_count
 from dpgm.privacy.sgd import NoisyGradientSums, sgd_noise_multiplier
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, optional, positive

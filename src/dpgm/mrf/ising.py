@@ -23,7 +23,7 @@ from dpgm.errors import DataError, PrivacyParameterError
 from dpgm.models.pairwise import IsingModel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.frank_wolfe import FrankWolfeSelections
-from dpgm.privacy.measure import measure_linear
+from dpgm.privacy.measure import measure_record_count
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, optional, positive
 
@@ -96,9 +96,7 @@ def learn_ising(
     fit = rho if steps is not None else rho * (1.0 - count_share)
     gen = None if rng is None else as_generator(rng)  # one stream for every draw
     if steps is None:
-        first = data.domain.attrs[0]
-        count = measure_linear(data, (first,), np.ones((1, 2)), rho=rho - fit, budget=budget,
-                               rng=gen, label="record count")
+        count = measure_record_count(data, budget, gen, rho=rho - fit)
         steps = steps_for(radius, float(count.values[0]), fit / nodes, step_constant)
     selections = FrankWolfeSelections(data, radius=radius, steps=steps, rho=fit, budget=budget,
                                       rng=gen, selection=selection,

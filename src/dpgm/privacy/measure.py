@@ -238,3 +238,29 @@ def measure_per_individual(
         noisy = laplace_noise(counts, scale, gen)
         measurements.append(Measurement(clique, noisy.ravel(), math.sqrt(2.0) * scale))
     return measurements
+
+
+def measure_record_count(
+    data: Dataset,
+    budget: PrivacyBudget | None,
+    rng: np.random.Generator | None,
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+) -> Measurement:
+    """The record count with noise, charged to ``budget`` (``epsilon`` or ``rho`` of it).
+
+    Under add/remove DP the count is private. It is one linear query, the all-ones row on
+    the first attribute's marginal (sensitivity 1): one scalar has the least noise.
+    """
+    first = data.domain.attrs[0]
+    return measure_linear(
+        data,
+        (first,),
+        np.ones((1, data.domain[first])),
+        epsilon=epsilon,
+        rho=rho,
+        budget=budget,
+        rng=rng,
+        label="record count",
+    )
