@@ -149,12 +149,3 @@ def test_what_is_knowable_in_advance_fails_before_the_data_are_read():
         learn_ising(binary, None, 1.0)
     with pytest.raises(BudgetExceededError):
         learn_ising(binary, 1.0, 1.0, budget=PrivacyBudget(rho=0.5), steps=5)
-
-
-def test_weighted_records_are_refused_before_anything_is_charged(sample):
-    _, data = sample
-    weighted = Dataset(data.records[:50], data.domain, np.full(50, 0.5))
-    budget = PrivacyBudget(rho=1.0)
-    with pytest.raises(DataError, match="unweighted"):
-        FrankWolfeSelections(weighted, radius=3.0, steps=5, rho=1.0, budget=budget, rng=0)
-    assert budget.ledger == []

@@ -75,8 +75,6 @@ class FrankWolfeSelections:
         data = require_dataset(data)
         if any(size != 2 for size in data.domain.shape):
             raise DataError("Frank-Wolfe on spins needs binary attributes")
-        if data.weights is not None:  # how the records were given, known before any charge
-            raise DataError("Frank-Wolfe on spins needs unweighted records")
         self.radius = positive("radius", radius)
         self.steps = integer("steps", steps, least=2)
         self.selection = one_of("selection", selection, SELECTIONS)
@@ -100,6 +98,8 @@ class FrankWolfeSelections:
             budget.charge(rho=cost, label=f"{label}: {self.steps - 1} selections x {p} nodes "
                                           f"({self.selection}, epsilon {self.epsilon:.4g} each)")
         # the data are read from here on
+        if data.weights is not None:
+            raise DataError("Frank-Wolfe on spins needs unweighted records")
         # single precision for the n × p arrays: a step is an exp and a product over them,
         # twice as fast, and the selection needs the gradients to a few digits only
         self._z = 2.0 * data.records.astype(np.float32) - 1.0
