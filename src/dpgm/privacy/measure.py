@@ -216,8 +216,8 @@ def measure_per_individual(
         raise DataError("per-individual measurement weighs records itself: give unweighted data")
     cliques = _cliques(data, cliques)
     owners = np.asarray(individuals)
-    if owners.shape != (len(data),):
-        raise DataError(f"individuals must name the owner of each of the {len(data)} records")
+    if owners.shape != (len(data),):  # the count itself is never shown
+        raise DataError("individuals must name the owner of each record, in order")
     ignore = dict(ignore or {})
     for attr in ignore:
         data.domain.check([attr])

@@ -188,11 +188,8 @@ class NoisyGradientSums:
         data = require_dataset(data)
         if individuals is not None:
             individuals = np.asarray(individuals)
-            if individuals.shape != (len(data),):
-                raise DataError(
-                    f"individuals must name the owner of each of the {len(data)} records")
-            if data.weights is not None:
-                raise DataError("per-individual clipping needs unweighted records")
+            if individuals.shape != (len(data),):  # the count itself is never shown
+                raise DataError("individuals must name the owner of each record, in order")
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
         self.steps = integer("steps", steps, least=1)
         self.clip = positive("clip", clip, error=PrivacyParameterError)
@@ -223,6 +220,8 @@ class NoisyGradientSums:
         # the data are read from here on
         if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
             raise DataError("record weights must be at most 1 (sensitivity); rescale them")
+        if individuals is not None and data.weights is not None:
+            raise DataError("per-individual clipping needs unweighted records")
         domain = data.domain
         shapes = [domain.project(c).shape for c in cliques]
         sizes = [math.prod(s) for s in shapes]
