@@ -37,8 +37,12 @@ EXACT_SAMPLING_CELLS = 10_000_000
 SAMPLING = ("auto", "exact", "gibbs")
 
 
-def default_names(count: int) -> list[str]:
-    return [f"x{i}" for i in range(count)]
+def attribute_names(names: Sequence[str] | None, count: int) -> list[str]:
+    """``count`` distinct names: those given, or ``x0``, ``x1``, ..."""
+    chosen = list(names) if names is not None else [f"x{i}" for i in range(count)]
+    if len(chosen) != count or len(set(chosen)) != count:
+        raise ParameterError(f"give {count} distinct names")
+    return chosen
 
 
 def spins(data: Dataset) -> np.ndarray:
@@ -73,9 +77,7 @@ class PairwiseModel:
         if np.any(w[np.arange(p), np.arange(p)] != 0):
             raise ParameterError("an attribute has no coupling with itself: zero the diagonal")
         self.couplings, self.fields = w, theta
-        self.names = list(names) if names is not None else default_names(p)
-        if len(self.names) != p or len(set(self.names)) != p:
-            raise ParameterError(f"give {p} distinct names")
+        self.names = attribute_names(names, p)
 
     @property
     def attributes(self) -> int:
@@ -203,9 +205,7 @@ class TwiseModel:
             if value != 0 and key:
                 terms[key] = terms.get(key, 0.0) + float(value)
         self.attributes, self.coefficients = p, terms
-        self.names = list(names) if names is not None else default_names(p)
-        if len(self.names) != p or len(set(self.names)) != p:
-            raise ParameterError(f"give {p} distinct names")
+        self.names = attribute_names(names, p)
 
     @property
     def order(self) -> int:
