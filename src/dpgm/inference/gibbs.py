@@ -38,8 +38,7 @@ class GibbsSampler:
         self.attributes, self.values = p, k
         self.fields = fields
         # W as a (p·k) × (p·k) matrix: row (i, a), column (j, b)
-        matrix = couplings.transpose(0, 2, 1, 3).reshape(p * k, p * k)
-        self._matrix = sparse.csc_matrix(matrix)
+        matrix = sparse.csc_matrix(couplings.transpose(0, 2, 1, 3).reshape(p * k, p * k))
         graph = nx.Graph()
         graph.add_nodes_from(range(p))
         rows, cols = np.nonzero(np.abs(couplings).sum(axis=(2, 3)))
@@ -51,7 +50,7 @@ class GibbsSampler:
         self.classes = [np.array(sorted(members)) for _, members in sorted(classes.items())]
         # each class's columns of W (its attributes' values), for the product with states
         self._columns = [
-            self._matrix[:, (members[:, None] * k + np.arange(k)).ravel()]
+            matrix[:, (members[:, None] * k + np.arange(k)).ravel()]
             for members in self.classes
         ]
 
@@ -63,12 +62,11 @@ class GibbsSampler:
         burn_in = integer("burn_in", burn_in, least=0)
         thin = integer("thin", thin, least=1)
         chains = n if chains is None else integer("chains", chains, least=1)
-        if n and chains > n:
-            chains = n
+        chains = max(1, min(chains, n))  # no more chains than records, at least one
         p, k = self.attributes, self.values
-        state = rng.integers(k, size=(max(chains, 1), p))
-        rounds = -(-n // max(chains, 1))  # the records each chain gives
-        out = np.empty((rounds * max(chains, 1), p), dtype=np.int64)
+        state = rng.integers(k, size=(chains, p))
+        rounds = -(-n // chains)  # the records each chain gives
+        out = np.empty((rounds * chains, p), dtype=np.int64)
         for _ in range(burn_in):
             self._sweep(state, rng)
         for r in range(rounds):

@@ -43,7 +43,7 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
 from dpgm.inference.belief_propagation import CliqueLayout
-from dpgm.inference.region_graph import RegionGraph
+from dpgm.inference.region_graph import RegionGraph, largest_move
 from dpgm.validation import integer, number, one_of
 
 
@@ -180,9 +180,7 @@ class LoopyPlan(CliqueLayout):
                     old = messages[g][j]
                     step = (1.0 - self.damping) * new + self.damping * old
                     step = step - logsumexp(step, 1, keepdims=True)
-                    with np.errstate(invalid="ignore"):  # -inf - -inf: a zero staying zero
-                        moved = np.where(np.isneginf(step) & np.isneginf(old), 0.0, step - old)
-                    change = max(change, float(np.max(np.abs(moved))))
+                    change = max(change, largest_move(step, old))
                     messages[g][j] = step
         self._messages = messages
         self.result = LoopyResult(change <= self.tol, sweeps, change)

@@ -66,10 +66,8 @@ class RegionGraph:
     the index maps of its message passing (see the module docstring)."""
 
     def __init__(self, domain: Domain, cliques: Sequence[tuple[str, ...]]):
-        self.domain = domain
-        self.cliques = list(cliques)
         # domain order inside every region, so that a cell's index is its ravel
-        regions = intersection_closure(domain, self.cliques)
+        regions = intersection_closure(domain, cliques)
         self.regions = regions
         shapes = [domain.project(r).shape for r in regions]
         sizes = [math.prod(s) for s in shapes]
@@ -113,10 +111,6 @@ class RegionGraph:
     def cells(self) -> int:
         return int(self.offsets[-1])
 
-    @property
-    def message_cells(self) -> int:
-        return int(self.edge_offsets[-1])
-
     def initial(self) -> tuple[np.ndarray, np.ndarray]:
         """Uniform messages (up λ, down m), normalised per edge."""
         sizes = np.diff(self.edge_offsets)
@@ -134,18 +128,15 @@ class RegionGraph:
             # so is every cell its messages reach; any value serves, -inf keeps it so
             excluded = belief[self._parent_cell] - up[self._edge_cell]
         excluded = np.where(np.isnan(excluded), -np.inf, excluded)
-        new_down = self._normalise(_segment_logsumexp(excluded[self._by_edge_cell],
-                                                      self._edge_cell_starts))
+        new_down = _segment_logsumexp(excluded[self._by_edge_cell], self._edge_cell_starts)
         base = (self._share * (theta + into + self._sum_at_children(down)))[self._child_cell]
         with np.errstate(invalid="ignore"):
             new_up = np.where(np.isneginf(base), -np.inf, base - down)
-        new_up = self._normalise(new_up)
-        up_next = damping * up + (1.0 - damping) * new_up
-        down_next = damping * down + (1.0 - damping) * new_down
-        up_next, down_next = self._normalise(up_next), self._normalise(down_next)
-        with np.errstate(invalid="ignore"):  # -inf − -inf: a zero staying zero
-            change = max(_largest_move(up_next, up), _largest_move(down_next, down))
-        return up_next, down_next, change
+        # damped in log space, then normalised per edge: a constant per edge in the new
+        # messages would only be normalised away, so they are mixed in as they come
+        up_next = self._normalise(damping * up + (1.0 - damping) * new_up)
+        down_next = self._normalise(damping * down + (1.0 - damping) * new_down)
+        return up_next, down_next, max(largest_move(up_next, up), largest_move(down_next, down))
 
     def log_beliefs(self, theta: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Every region's log-belief (flat, each normalised to sum 1)."""
@@ -199,6 +190,9 @@ def _segment_logsumexp(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
         return np.log(sums) + safe
 
 
-def _largest_move(new: np.ndarray, old: np.ndarray) -> float:
-    moved = np.where(np.isneginf(new) & np.isneginf(old), 0.0, new - old)
+def largest_move(new: np.ndarray, old: np.ndarray) -> float:
+    """The largest change between two arrays of log-messages; -inf staying -inf (a zero
+    staying zero) is no change."""
+    with np.errstate(invalid="ignore"):
+        moved = np.where(np.isneginf(new) & np.isneginf(old), 0.0, new - old)
     return float(np.max(np.abs(moved))) if moved.size else 0.0
