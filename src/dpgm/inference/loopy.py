@@ -93,9 +93,11 @@ class LoopyPlan(CliqueLayout):
         self.counting = one_of("counting", counting, ("bethe", "convex"))
         super().__init__(domain, self.cliques)
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
-        self._layout = self._groups()
-        # convex: the region graph; its messages are (up λ, down m), flat
-        self._graph = RegionGraph(domain, self.cliques) if counting == "convex" else None
+        # Bethe: the factor graph, cliques of one shape batched; convex: the region graph,
+        # its messages (up λ, down m) flat
+        bethe = counting == "bethe"
+        self._layout = self._groups() if bethe else []
+        self._graph = None if bethe else RegionGraph(domain, self.cliques)
         self._messages = None  # Bethe: log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
 
