@@ -19,13 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgm.dataset import Dataset, require_dataset
-from dpgm.errors import DataError, PrivacyParameterError
+from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
 from dpgm.models.pairwise import IsingModel
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.frank_wolfe import FrankWolfeSelections
+from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections
 from dpgm.privacy.measure import measure_record_count
 from dpgm.random import RngLike, as_generator
-from dpgm.validation import fraction, integer, optional, positive
+from dpgm.validation import fraction, integer, one_of, optional, positive
 
 
 @dataclass
@@ -73,6 +73,10 @@ def learn_ising(
     non-private learner (exact Frank–Wolfe, for comparison only; ``steps`` required).
     ``steps`` (T) may be given as a public fact, else it is set from a noisy count with
     ``count_share`` of ρ. ``budget`` (zCDP) is charged; a fresh one of ρ otherwise.
+    ``selection``: ``"em"`` (the note's corrected selection, the default), ``"laplace"``
+    (report-noisy-min with the right scale), or ``"paper"`` (Alg. 1's printed Laplace
+    scale at ρ, for comparison only: it is not ρ-zCDP; it warns and is charged its
+    provable cost, up to twice the fit's ρ, which a fresh budget makes room for).
     """
     data = require_dataset(data)
     if any(size != 2 for size in data.domain.shape):
@@ -90,10 +94,18 @@ def learn_ising(
     rho = positive("rho", rho, error=PrivacyParameterError)
     count_share = fraction("count_share", count_share)
     step_constant = positive("step_constant", step_constant)
-    budget = budget if budget is not None else PrivacyBudget(rho=rho)
+    selection = one_of("selection", selection, SELECTIONS)
+    fit = rho if steps is not None else rho * (1.0 - count_share)
+    # the paper's printed noise at a claimed ρ_fit provably costs up to 2·ρ_fit
+    cost = (rho - fit) + (2.0 * fit if selection == "paper" else fit)
+    budget = budget if budget is not None else PrivacyBudget(rho=cost)
     if budget.mode != "zcdp":
         raise PrivacyParameterError("learn_ising is rho-zCDP: give a zCDP budget")
-    fit = rho if steps is not None else rho * (1.0 - count_share)
+    if cost > budget.remaining * (1.0 + 1e-9):  # refused before the count reads the data
+        paper = " (selection='paper' provably costs up to twice the fit's rho)"
+        raise BudgetExceededError(
+            f"learn_ising needs rho={cost:g}{paper if selection == 'paper' else ''}, "
+            f"only rho={budget.remaining:g} left")
     gen = None if rng is None else as_generator(rng)  # one stream for every draw
     if steps is None:
         count = measure_record_count(data, budget, gen, rho=rho - fit)

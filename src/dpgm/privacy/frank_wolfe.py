@@ -13,7 +13,12 @@ selection is the exponential mechanism with ε_t = √(8ρ/(p·(T−1))) per nod
 paper, whose Laplace scale does not give the ρ it claims (its scores are not monotone).
 ``selection="laplace"`` is the paper's shape with the noise that is right for it:
 report-noisy-min with Laplace(2/ε_t) per vertex, ε_t = √(2ρ/(p·(T−1))), ε_t-DP hence
-ε_t²/2-zCDP per draw. The whole ρ is charged before the data are read; step T is refused.
+ε_t²/2-zCDP per draw. ``selection="paper"`` is Alg. 1 as printed, for comparison only:
+Laplace(1/ε_t) with ε_t = √(ρ/(p·T)), the scale of a Laplace mechanism for one score,
+which the paper takes for ε_t-DP; report-noisy-min over non-monotone scores is only
+2ε_t-DP at that scale, so the ρ it claims does not hold. It warns, and is charged what
+it provably costs, 2ε_t²·p·(T−1) = 2ρ·(T−1)/T. The whole cost is charged before the
+data are read; step T is refused.
 
 The object also keeps the Frank–Wolfe iterate w_t (a function of the released choices
 alone, so public) and the records' margins ⟨w_t, x⟩, which :meth:`FrankWolfeSelections.move`
@@ -26,18 +31,31 @@ private one tends to.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from dpgm.dataset import Dataset, require_dataset
-from dpgm.errors import BudgetExceededError, DataError, ParameterError, PrivacyParameterError
+from dpgm.errors import (
+    BudgetExceededError,
+    DataError,
+    ParameterError,
+    PrivacyParameterError,
+    PrivacyWarning,
+    user_stacklevel,
+)
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism_rows, selection_rho
 from dpgm.privacy.noise import laplace_noise
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of, positive
 
-SELECTIONS = ("em", "laplace")
+SELECTIONS = ("em", "laplace", "paper")
+
+
+def paper_cost(rho: float, steps: int) -> float:
+    """What Alg. 1's printed noise at a claimed ρ provably costs: 2ρ·(T − 1)/T."""
+    return 2.0 * rho * (steps - 1) / steps
 
 
 def logistic_gradients(spins: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -86,17 +104,33 @@ class FrankWolfeSelections:
             if not isinstance(budget, PrivacyBudget) or budget.mode != "zcdp":
                 raise PrivacyParameterError("private Frank-Wolfe is rho-zCDP: give a zCDP budget")
             draws = p * (self.steps - 1)
+            accounting = ""
             if self.selection == "em":
                 self.epsilon = math.sqrt(8.0 * rho / draws)
                 cost = draws * selection_rho(self.epsilon, 1.0, rng is None)
-            else:
+            elif self.selection == "laplace":
                 self.epsilon = math.sqrt(2.0 * rho / draws)
                 cost = draws * self.epsilon**2 / 2.0
-            if cost > rho * (1.0 + 1e-9):  # OpenDP proves more than ε²/8 for these ε
-                self.epsilon *= math.sqrt(rho / cost)
+            else:  # the paper's scale 1/ε_claimed gives report-noisy-min ε = 2·ε_claimed
+                claimed = math.sqrt(rho / (p * self.steps))
+                self.epsilon = 2.0 * claimed
+                cost = paper_cost(rho, self.steps)
+                accounting = (f"paper-literal Laplace scale: claims rho={rho:g}, "
+                              f"provably rho={cost:g}")
+                warnings.warn(
+                    f"selection='paper' is Alg. 1's printed Laplace scale, for comparison "
+                    f"only: it is not {rho:g}-zCDP as the paper claims (its scores are not "
+                    f"monotone); charged its provable cost, rho={cost:g}",
+                    PrivacyWarning, stacklevel=user_stacklevel())
+            if cost > rho * (1.0 + 1e-9) and self.selection == "em":
+                self.epsilon *= math.sqrt(rho / cost)  # OpenDP proves more than ε²/8
                 cost = rho
-            budget.charge(rho=cost, label=f"{label}: {self.steps - 1} selections x {p} nodes "
-                                          f"({self.selection}, epsilon {self.epsilon:.4g} each)")
+            budget.charge(rho=cost, accounting=accounting,
+                          label=f"{label}: {self.steps - 1} selections x {p} nodes "
+                                f"({self.selection}, epsilon {self.epsilon:.4g} each)")
+        #: Laplace scale of report-noisy-min on the scores −⟨s, g⟩/r (2/ε: ε-DP per draw)
+        self.noise_scale = (None if not self.private or self.selection == "em"
+                            else 2.0 / self.epsilon)
         # the data are read from here on
         if data.weights is not None:
             raise DataError("Frank-Wolfe on spins needs unweighted records")
@@ -129,7 +163,7 @@ class FrankWolfeSelections:
             if self.selection == "em":
                 picks = exponential_mechanism_rows(scores, self.epsilon, 1.0, rng=self._rng)
             else:  # report-noisy-min of ⟨s, g⟩/r = report-noisy-max of the scores
-                picks = np.argmax(laplace_noise(scores, 2.0 / self.epsilon, self._rng), axis=1)
+                picks = np.argmax(laplace_noise(scores, self.noise_scale, self._rng), axis=1)
             chosen = (picks % self.nodes, np.where(picks < self.nodes, 1.0, -1.0))
         self._chosen = chosen
         return chosen
