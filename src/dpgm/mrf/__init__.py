@@ -2,9 +2,19 @@
 
 Nodewise private Frank–Wolfe on the logistic loss (the data access and its accounting in
 :mod:`dpgm.privacy.frank_wolfe`; everything here is post-processing of its selections):
-:func:`learn_ising` (Alg. 2).
+:func:`learn_ising` (Alg. 2); :func:`learn_structure` (Sec. 6: the edge set under (ε, δ)-DP,
+by a stability release over blocks or the zCDP route).
 """
 
 from dpgm.mrf.ising import IsingEstimate, frank_wolfe, learn_ising
+from dpgm.mrf.structure import StructureEstimate, ising_edges, learn_structure, threshold_edges
 
-__all__ = ["IsingEstimate", "frank_wolfe", "learn_ising"]
+__all__ = [
+    "IsingEstimate",
+    "StructureEstimate",
+    "frank_wolfe",
+    "ising_edges",
+    "learn_ising",
+    "learn_structure",
+    "threshold_edges",
+]

@@ -16,7 +16,9 @@ Which sampler runs depends on public facts only, never on the data.
 Modules: :mod:`.accounting` (zCDP ↔ (ε, δ) conversions), :mod:`.budget` (the ledger),
 :mod:`.noise` (Laplace / Gaussian noise), :mod:`.measure` (noisy marginals),
 :mod:`.exponential` (private selection), :mod:`.amplification` (Poisson subsampling
-and its amplified cost), :mod:`.policy` (δ policy, parameter checks, seeds).
+and its amplified cost), :mod:`.frank_wolfe` (private Frank–Wolfe selections),
+:mod:`.stability` (subsample and aggregate: the stable mode of block answers),
+:mod:`.policy` (δ policy, parameter checks, seeds).
 """
 
 from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
