@@ -11,6 +11,7 @@ from dpgm import Dataset, Domain
 from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
 from dpgm.models import IsingModel
 from dpgm.mrf import frank_wolfe, learn_ising
+from dpgm.mrf.ising import spin_regressions
 from dpgm.privacy import PrivacyBudget
 from dpgm.privacy.frank_wolfe import FrankWolfeSelections, logistic_gradients
 
@@ -30,20 +31,21 @@ def sample():
     return model, model.sample(20_000, rng=1)
 
 
+def spin_design(data):
+    z = 2.0 * data.records - 1.0
+    return np.column_stack([z, np.ones(len(z))]), z
+
+
 def test_the_batched_gradients_are_each_nodes_logistic_gradient(sample):
     _, data = sample
-    z = 2 * data.records[:500].astype(float) - 1
-    weights = np.random.default_rng(2).normal(0, 0.3, (6, 6))
-    batched = logistic_gradients(z.astype(np.int8), weights)
+    design, z = spin_design(data)
+    design, z = design[:500], z[:500]
+    weights = np.random.default_rng(2).normal(0, 0.3, (7, 6))
+    batched = logistic_gradients(design, z, weights)
     for i in range(6):
-        x = np.delete(z, i, axis=1)
-        x = np.column_stack([x, np.ones(len(z))])
-        w = np.append(np.delete(weights[:, i], i), weights[i, i])
         y = z[:, i]
-        g = (-y / (1 + np.exp(y * (x @ w))))[:, None] * x  # -y σ(-y<w, x>) x per record
-        expected = g.sum(axis=0)
-        np.testing.assert_allclose(np.delete(batched[:, i], i), expected[:-1], rtol=1e-10)
-        assert batched[i, i] == pytest.approx(expected[-1], rel=1e-10)
+        g = (-y / (1 + np.exp(y * (design @ weights[:, i]))))[:, None] * design
+        np.testing.assert_allclose(batched[:, i], g.sum(axis=0), rtol=1e-10)
 
 
 def test_the_ledger_is_exactly_rho_count_and_fit(sample):
@@ -54,7 +56,7 @@ def test_the_ledger_is_exactly_rho_count_and_fit(sample):
     assert count.rho == pytest.approx(0.005, rel=1e-12) and "record count" in count.label
     assert fit.rho == pytest.approx(0.495, rel=1e-12)
     assert budget.spent_rho == pytest.approx(0.5, rel=1e-12)
-    assert f"{estimate.steps - 1} selections x 6 nodes" in fit.label
+    assert f"{estimate.steps - 1} selections x 6 regressions" in fit.label
     given = PrivacyBudget(rho=0.5)
     learn_ising(data, 0.5, 1.5, rng=3, budget=given, steps=20, selection="laplace")
     (only,) = given.ledger  # a public T: no count
@@ -71,30 +73,32 @@ def test_with_a_huge_rho_the_private_learner_is_the_non_private_one(sample):
 
 def test_non_private_frank_wolfe_closes_its_duality_gap(sample):
     _, data = sample
-    z = 2 * data.records.astype(np.int8) - 1
+    design, z = spin_design(data)
     radius = 3.0
+    selections = FrankWolfeSelections(data, spin_regressions(6), radius=radius, steps=300,
+                                      rho=None, budget=None)
+    allowed = selections.allowed
 
     def gap(weights):  # max over vertices of <w - s, g>: bounds the excess loss
-        g = logistic_gradients(z, weights)
-        return (np.sum(weights * g, axis=0) + radius * np.abs(g).max(axis=0)) / len(z)
+        g = logistic_gradients(design, z, weights)
+        usable = np.abs(g[allowed.T, np.arange(6)]).max(axis=0)
+        return (np.sum(weights * g, axis=0) + radius * usable) / len(z)
 
-    start = gap(np.zeros((6, 6)))
-    selections = FrankWolfeSelections(data, radius=radius, steps=300, rho=None, budget=None)
+    start = gap(np.zeros((7, 6)))
     weights = frank_wolfe(selections)
     assert np.all(np.abs(weights).sum(axis=0) <= radius + 1e-12)
+    assert np.all(weights[np.arange(6), np.arange(6)] == 0)  # no node predicts itself
     assert np.all(gap(weights) < 0.02 * start)
 
 
 def test_the_kept_margins_are_the_iterates(sample):
     """The margins updated step by step equal ⟨w_t, x⟩ recomputed from the iterate."""
     _, data = sample
-    selections = FrankWolfeSelections(data, radius=3.0, steps=30, rho=1.0,
-                                      budget=PrivacyBudget(rho=1.0), rng=8)
+    selections = FrankWolfeSelections(data, spin_regressions(6), radius=3.0, steps=30,
+                                      rho=1.0, budget=PrivacyBudget(rho=1.0), rng=8)
     frank_wolfe(selections)
-    z = 2.0 * data.records - 1.0
-    w = selections.weights
-    bias = np.diag(w)
-    np.testing.assert_allclose(selections._margins, z @ w - z * bias + bias, atol=1e-5)
+    design, _ = spin_design(data)
+    np.testing.assert_allclose(selections._margins, design @ selections.weights, atol=1e-5)
     with pytest.raises(BudgetExceededError, match="selections are spent"):
         selections.select()
 
@@ -112,23 +116,22 @@ def test_em_selections_follow_the_exponential_mechanism(sample):
     _, data = sample
     small = Dataset(data.records[:200], data.domain)
     draws = 3000
-    weights = np.random.default_rng(7).normal(0, 0.2, (6, 6))
-    g = logistic_gradients(2 * small.records.astype(np.int8) - 1, weights)[:, 0]
+    weights = np.random.default_rng(7).normal(0, 0.2, (7, 6))
+    weights[np.arange(6), np.arange(6)] = 0.0
+    design, z = spin_design(small)
+    g = logistic_gradients(design, z, weights)[1:, 0]  # node 0's: x1..x5, then the bias
     scores = np.concatenate([-g, g])
     target = 3.0 / np.ptp(scores)  # an ε that spreads the law over several vertices
-    selections = FrankWolfeSelections(small, radius=3.0, steps=draws + 1,
-                                      rho=draws * 6 * target**2 / 8,
+    selections = FrankWolfeSelections(small, spin_regressions(6), radius=3.0,
+                                      steps=draws + 1, rho=draws * 6 * target**2 / 8,
                                       budget=PrivacyBudget(rho=1e9), rng=6)
     epsilon = selections.epsilon
     assert epsilon == pytest.approx(target, rel=1e-9)
-    selections.weights = weights  # pin the iterate: every selection from these weights
-    z = 2.0 * small.records.astype(np.float32) - 1.0
-    bias = np.diag(weights)
-    selections._margins = (z @ weights - z * bias + bias).astype(np.float32)
+    selections.start_at(weights)
     picks = []
     for _ in range(draws):
-        rows, signs = selections.select()
-        picks.append(rows[0] + (0 if signs[0] > 0 else 6))
+        columns, signs = selections.select()  # no move: every selection from these weights
+        picks.append(columns[0] - 1 + (0 if signs[0] > 0 else 6))
     counts = np.bincount(picks, minlength=12)
     critical = chi2.isf(1e-6, df=11)
     for eps, fits in ((epsilon, True), (2 * epsilon, False)):

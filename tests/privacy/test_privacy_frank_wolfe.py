@@ -15,10 +15,12 @@ from dpgm.privacy.frank_wolfe import FrankWolfeSelections, logistic_gradients, p
 
 SPINS = np.array([[1, 1], [-1, -1], [1, -1], [-1, 1]], dtype=np.int8)
 ADDED = np.array([[1, -1]], dtype=np.int8)  # the neighbour has this record too
-#: node 0's weights: coupling 3 (the radius) to node 1, no bias. The added record's margin
+#: the weights (rows: spins of a and b, then the bias; columns: node 0's regression, node
+#: 1's): node 0 has coupling 3 (the radius) to node 1, no bias. The added record's margin
 #: is then wrong by 3, so it moves the + and - vertices' scores in opposite directions by
 #: σ(3) = 0.95, near the sensitivity 1
-WEIGHTS = np.array([[0.0, 0.0], [3.0, 0.0]])
+WEIGHTS = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 0.0]])
+REGRESSIONS = [(0, 1, 0), (1, 1, 0)]
 DOMAIN = Domain(["a", "b"], [2, 2])
 
 
@@ -27,7 +29,8 @@ def dataset(spins: np.ndarray) -> Dataset:
 
 
 def node0_scores(spins: np.ndarray) -> np.ndarray:
-    g = logistic_gradients(spins, WEIGHTS)[:, 0]
+    design = np.column_stack([spins, np.ones(len(spins))])
+    g = logistic_gradients(design, spins, WEIGHTS)[1:, 0]  # node 0 sees b and the bias
     return np.concatenate([-g, g])  # what select() scores: -<s, g>/r, +r e_j then -r e_j
 
 
@@ -50,7 +53,7 @@ def exponential_law(scores: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def selections(selection: str, rho: float = 10.0, steps: int = 5):
-    return FrankWolfeSelections(dataset(SPINS), radius=3.0, steps=steps, rho=rho,
+    return FrankWolfeSelections(dataset(SPINS), REGRESSIONS, radius=3.0, steps=steps, rho=rho,
                                 budget=PrivacyBudget(rho=100.0), rng=0, selection=selection)
 
 
@@ -91,18 +94,15 @@ def test_the_paper_mode_draws_the_law_its_loss_was_computed_for():
     report-noisy-max with its noise_scale (chi-square); half the scale is rejected."""
     draws = 4000
     with pytest.warns(PrivacyWarning):
-        chosen = FrankWolfeSelections(dataset(SPINS), radius=3.0, steps=draws + 1,
+        chosen = FrankWolfeSelections(dataset(SPINS), REGRESSIONS, radius=3.0, steps=draws + 1,
                                       rho=2.0 * (draws + 1),  # scale 1: the scores' spread
                                       budget=PrivacyBudget(rho=4.0 * (draws + 1)), rng=1,
                                       selection="paper")
-    chosen.weights = WEIGHTS.copy()
-    z = SPINS.astype(np.float32)
-    bias = np.diag(WEIGHTS)
-    chosen._margins = (z @ WEIGHTS - z * bias + bias).astype(np.float32)
+    chosen.start_at(WEIGHTS)
     picks = []
     for _ in range(draws):
-        rows, signs = chosen.select()
-        picks.append(rows[0] + (0 if signs[0] > 0 else 2))
+        columns, signs = chosen.select()  # no move: every selection from these weights
+        picks.append(columns[0] - 1 + (0 if signs[0] > 0 else 2))
     counts = np.bincount(picks, minlength=4)
     for scale, fits in ((chosen.noise_scale, True), (chosen.noise_scale / 2, False)):
         expected = draws * report_noisy_max_law(node0_scores(SPINS), scale)
@@ -113,8 +113,8 @@ def test_the_paper_mode_draws_the_law_its_loss_was_computed_for():
 def test_the_paper_mode_is_charged_its_provable_cost():
     budget = PrivacyBudget(rho=1.0)
     with pytest.warns(PrivacyWarning):
-        FrankWolfeSelections(dataset(SPINS), radius=3.0, steps=5, rho=0.2, budget=budget,
-                             rng=0, selection="paper")
+        FrankWolfeSelections(dataset(SPINS), REGRESSIONS, radius=3.0, steps=5, rho=0.2,
+                             budget=budget, rng=0, selection="paper")
     (entry,) = budget.ledger
     assert entry.rho == pytest.approx(paper_cost(0.2, 5), rel=1e-12) == 0.32
     assert "claims rho=0.2" in entry.accounting

@@ -42,7 +42,7 @@ class IsingEstimate:
 
 def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:
     """Run Frank–Wolfe to its last step, step size 2/(t + 2), and return the iterate
-    (column i: node i's weights, its bias on the diagonal)."""
+    (column c: regression c's weights over the design's columns, the bias last)."""
     for t in range(1, selections.remaining + 1):
         selections.select()
         selections.move(2.0 / (t + 2.0))
@@ -88,8 +88,8 @@ def learn_ising(
     if rho is None:
         if steps is None:
             raise PrivacyParameterError("the non-private learner needs steps")
-        selections = FrankWolfeSelections(data, radius=radius, steps=steps, rho=None,
-                                          budget=None)
+        selections = FrankWolfeSelections(data, spin_regressions(nodes), radius=radius,
+                                          steps=steps, rho=None, budget=None)
         return _estimate(data, frank_wolfe(selections), None, steps)
     rho = positive("rho", rho, error=PrivacyParameterError)
     count_share = fraction("count_share", count_share)
@@ -110,16 +110,20 @@ def learn_ising(
     if steps is None:
         count = measure_record_count(data, budget, gen, rho=rho - fit)
         steps = steps_for(radius, float(count.values[0]), fit / nodes, step_constant)
-    selections = FrankWolfeSelections(data, radius=radius, steps=steps, rho=fit, budget=budget,
-                                      rng=gen, selection=selection,
+    selections = FrankWolfeSelections(data, spin_regressions(nodes), radius=radius, steps=steps,
+                                      rho=fit, budget=budget, rng=gen, selection=selection,
                                       label="Ising: private Frank-Wolfe")
     return _estimate(data, frank_wolfe(selections), budget, steps)
 
 
+def spin_regressions(nodes: int) -> list[tuple[int, int, int]]:
+    """Alg. 2's regressions: z_i = +1 (value 1) against −1 (value 0), for every node."""
+    return [(i, 1, 0) for i in range(nodes)]
+
+
 def _estimate(data: Dataset, weights: np.ndarray, budget, steps: int) -> IsingEstimate:
-    couplings = weights.T / 2.0  # row i: node i's regression, Â_ij = w_ij / 2
-    fields = np.diag(couplings).copy()
-    np.fill_diagonal(couplings, 0.0)
+    couplings = weights[:-1].T / 2.0  # row i: node i's regression, Â_ij = w_ij / 2
+    fields = weights[-1] / 2.0  # the bias, θ̂_i = w_i,bias / 2
     symmetric = (couplings + couplings.T) / 2.0
     model = IsingModel(symmetric, fields, names=list(data.domain.attrs))
     return IsingEstimate(model, couplings, fields, budget, steps)

@@ -1,37 +1,47 @@
-"""The data access of private Frank–Wolfe for nodewise logistic regression on spins
-(Zhang, Kamath, Kulkarni & Wu 2020, Alg. 1, in the implementation note's corrected form).
+"""The data access of private Frank–Wolfe for nodewise logistic regressions on discrete
+records (Zhang, Kamath, Kulkarni & Wu 2020, Alg. 1, in the implementation note's corrected
+form), many regressions at once.
 
-For every node i of a binary model at once, the regression of z_i on x = (z_{−i}, 1) with
-weights w in the L1 ball of radius r. A Frank–Wolfe step moves w towards one vertex ±r·e_j
-of the ball, the one minimising ⟨s, g⟩ with g = Σ_m ∇ℓ(w; x^m, y^m) the summed gradient of
-the logistic loss (∇ℓ = −y·σ(−y⟨w, x⟩)·x). Only the chosen vertex of each node is released.
+A regression (i, u, v) predicts, for the records whose attribute i takes value u or v,
+which of the two (label +1 for u, −1 for v; every other record has label 0 and takes no
+part) from features of the other attributes and a bias: their spins (binary attributes),
+their one-hot codes, or the parities of up to t − 1 of their spins. Its weights w lie in
+the L1 ball of radius r; a Frank–Wolfe step moves w towards the vertex ±r·e_j minimising
+⟨s, g⟩, g = Σ_m ∇ℓ(w; x^m, y^m) the summed gradient of the logistic loss
+(∇ℓ = −y·σ(−y⟨w, x⟩)·x). Only the chosen vertex of each regression is released. The Ising
+learner runs (i, 1, 0) for every i; the pairwise learner (i, u, v) for pairs of values.
 
-Guarantee (add/remove neighbours, ρ-zCDP): one record moves every g_j by at most 1
-(|σ| ≤ 1, |x_j| ≤ 1), so each vertex's score −⟨s, g⟩/r has sensitivity 1. The default
-selection is the exponential mechanism with ε_t = √(8ρ/(p·(T−1))) per node and step,
-ε_t²/8-zCDP each (bounded range), p·(T−1) of them: ρ in all — the note's correction of the
-paper, whose Laplace scale does not give the ρ it claims (its scores are not monotone).
-``selection="laplace"`` is the paper's shape with the noise that is right for it:
-report-noisy-min with Laplace(2/ε_t) per vertex, ε_t = √(2ρ/(p·(T−1))), ε_t-DP hence
-ε_t²/2-zCDP per draw. ``selection="paper"`` is Alg. 1 as printed, for comparison only:
-Laplace(1/ε_t) with ε_t = √(ρ/(p·T)), the scale of a Laplace mechanism for one score,
-which the paper takes for ε_t-DP; report-noisy-min over non-monotone scores is only
-2ε_t-DP at that scale, so the ρ it claims does not hold. It warns, and is charged what
-it provably costs, 2ε_t²·p·(T−1) = 2ρ·(T−1)/T. The whole cost is charged before the
-data are read; step T is refused.
+Guarantee (add/remove neighbours, ρ-zCDP): one record moves every g_j of a regression it
+takes part in by at most 1 (|σ| ≤ 1, |x_j| ≤ 1) and no other regression's, so each
+vertex's score −⟨s, g⟩/r has sensitivity 1. A record takes part in at most E regressions
+(its *exposure*, a public fact of the list: for each attribute, the most regressions one
+of its values enters, summed over attributes), so by parallel composition the T − 1
+selections of every regression, each ρ/(E·(T − 1)), cost ρ in all. Selections:
 
-The object also keeps the Frank–Wolfe iterate w_t (a function of the released choices
-alone, so public) and the records' margins ⟨w_t, x⟩, which :meth:`FrankWolfeSelections.move`
-updates in O(n·p) per step (each node's w moves towards one vertex); a step then costs one
-n × p × p product, for the gradients (in single precision). ``rho=None`` gives the
-non-private algorithm (the exact minimising vertex, nothing charged): the reference the
-private one tends to.
+* ``"em"`` (default): the exponential mechanism, ε_t = √(8ρ/(E·(T−1))), ε_t²/8-zCDP each
+  (bounded range) — the note's correction of the paper, whose Laplace scale does not give
+  the ρ it claims (its scores are not monotone);
+* ``"laplace"``: the paper's shape with the noise that is right for it: report-noisy-min
+  with Laplace(2/ε_t) per vertex, ε_t = √(2ρ/(E·(T−1))), ε_t-DP hence ε_t²/2-zCDP;
+* ``"paper"``: Alg. 1 as printed, for comparison only: Laplace(1/ε_t) with
+  ε_t = √(ρ/(E·T)), the scale of a Laplace mechanism for one score, which the paper takes
+  for ε_t-DP; report-noisy-min over non-monotone scores is only 2ε_t-DP at that scale,
+  so the ρ it claims does not hold. It warns, and is charged what it provably costs,
+  2ε_t²·E·(T−1) = 2ρ·(T−1)/T.
+
+The whole cost is charged before the data are read; step T is refused. The object keeps
+the iterate (a function of the released choices alone, so public) and the records'
+margins ⟨w, x⟩, which :meth:`FrankWolfeSelections.move` updates in O(n) per regression; a
+step costs one n × features × regressions product, in single precision. ``rho=None`` gives
+the non-private algorithm (the exact minimising vertex, nothing charged).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
+from itertools import combinations
 
 import numpy as np
 
@@ -51,6 +61,7 @@ from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of, positive
 
 SELECTIONS = ("em", "laplace", "paper")
+FEATURES = ("spins", "onehot", "parities")
 
 
 def paper_cost(rho: float, steps: int) -> float:
@@ -58,113 +69,175 @@ def paper_cost(rho: float, steps: int) -> float:
     return 2.0 * rho * (steps - 1) / steps
 
 
-def logistic_gradients(spins: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Σ_m ∇ℓ for every node at once: column i is node i's gradient over x = (z_{−i}, 1),
-    its bias in row i; ``weights`` has the same layout (column i: node i's w)."""
-    z = spins.astype(np.float64)
-    bias = np.diag(weights)
-    margins = z @ weights - z * bias + bias  # x^m for node i has 1 where z_i was
-    return _gradients(z, margins)
+def feature_columns(shape: Sequence[int], features: str = "spins", order: int = 2
+                    ) -> list[tuple[tuple[int, ...], int]]:
+    """The feature columns as (attributes involved, value): ``"spins"`` one column
+    ((j,), 1) per binary attribute (2·value − 1), ``"onehot"`` one column ((j,), a) per
+    value, ``"parities"`` one column (I, 1) per set I of 1 to ``order`` − 1 binary
+    attributes (the product of their spins). The bias is not among them."""
+    features = one_of("features", features, FEATURES)
+    if features != "onehot" and any(k != 2 for k in shape):
+        raise DataError(f"{features} features need binary attributes")
+    p = len(shape)
+    if features == "spins":
+        return [((j,), 1) for j in range(p)]
+    if features == "onehot":
+        return [((j,), a) for j in range(p) for a in range(shape[j])]
+    order = integer("order", order, least=2)
+    return [(subset, 1) for size in range(1, order) for subset in combinations(range(p), size)]
 
 
-def _gradients(z: np.ndarray, margins: np.ndarray) -> np.ndarray:
-    slopes = z * margins
-    np.exp(slopes, out=slopes)
-    slopes += 1.0
-    np.divide(-z, slopes, out=slopes)  # −y·σ(−y·m)
-    gradients = (z.T @ slopes).astype(np.float64)
-    gradients[np.diag_indices_from(gradients)] = slopes.sum(axis=0, dtype=np.float64)
-    return gradients
+def feature_matrix(records: np.ndarray, columns: list[tuple[tuple[int, ...], int]],
+                   features: str) -> np.ndarray:
+    """The n × (features + 1) design in single precision, the bias last (all ones)."""
+    design = np.ones((records.shape[0], len(columns) + 1), dtype=np.float32)
+    if features == "onehot":
+        for c, ((j,), a) in enumerate(columns):
+            design[:, c] = records[:, j] == a
+        return design
+    spins = 2.0 * records.astype(np.float32) - 1.0
+    for c, (subset, _) in enumerate(columns):
+        design[:, c] = np.prod(spins[:, list(subset)], axis=1)
+    return design
+
+
+def logistic_gradients(design: np.ndarray, labels: np.ndarray, weights: np.ndarray
+                       ) -> np.ndarray:
+    """Σ_m ∇ℓ for every regression at once: column c is regression c's summed gradient
+    over the design's columns (the bias last), labels in {−1, 0, +1} (0: not taking part),
+    ``weights`` (features + 1) × regressions."""
+    x = np.asarray(design, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    return x.T @ (-y / (1.0 + np.exp(y * (x @ weights))))
 
 
 class FrankWolfeSelections:
-    """Frank–Wolfe on every node of binary ``data`` at once, its vertex choices private
-    (see the module).
+    """Frank–Wolfe on the logistic ``regressions`` (i, u, v) of ``data`` at once, its vertex
+    choices private (see the module).
 
-    ``radius`` r of the L1 ball, ``steps`` T (T − 1 selections per node), ``rho`` the whole
-    zCDP cost, charged to ``budget`` at construction (``rho=None``: non-private, for
-    reference). ``rng=None`` (a release) draws with OpenDP; a seed makes the run
-    reproducible (research only). Each step is :meth:`select` then :meth:`move`.
+    ``features`` (and ``order`` for parities) say what regression (i, ·, ·) sees: the
+    feature columns not involving attribute i, and the bias. ``radius`` r of the L1 ball,
+    ``steps`` T (T − 1 selections per regression), ``rho`` the whole zCDP cost, charged
+    to ``budget`` at construction (``rho=None``: non-private, for reference). ``rng=None``
+    (a release) draws with OpenDP; a seed makes the run reproducible (research only).
+    Each step is :meth:`select` then :meth:`move`.
     """
 
-    def __init__(self, data: Dataset, *, radius: float, steps: int, rho: float | None,
+    def __init__(self, data: Dataset, regressions: Sequence[tuple[int, int, int]], *,
+                 radius: float, steps: int, rho: float | None,
                  budget: PrivacyBudget | None, rng: RngLike = None, selection: str = "em",
-                 label: str = "private Frank-Wolfe"):
+                 features: str = "spins", order: int = 2, label: str = "private Frank-Wolfe"):
         data = require_dataset(data)
-        if any(size != 2 for size in data.domain.shape):
-            raise DataError("Frank-Wolfe on spins needs binary attributes")
+        shape = data.domain.shape
+        self.columns = feature_columns(shape, features, order)
+        self.features = features
+        self.regressions = _checked_regressions(regressions, shape)
         self.radius = positive("radius", radius)
         self.steps = integer("steps", steps, least=2)
         self.selection = one_of("selection", selection, SELECTIONS)
-        self.nodes = p = len(data.domain)
+        #: row c: the design columns regression c may use (those not involving its
+        #: attribute, then the bias), the same number for every regression
+        allowed = [[c for c, (attrs, _) in enumerate(self.columns) if i not in attrs]
+                   + [len(self.columns)] for i, _, _ in self.regressions]
+        if len({len(row) for row in allowed}) != 1:
+            raise DataError("the regressions need the same number of features: give "
+                            "attributes of one size")
+        self.allowed = np.array(allowed, dtype=np.int64)
+        self.exposure = exposure(self.regressions, shape)
         self.private = rho is not None
         self.epsilon = math.inf
         if self.private:
             rho = positive("rho", rho, error=PrivacyParameterError)
             if not isinstance(budget, PrivacyBudget) or budget.mode != "zcdp":
                 raise PrivacyParameterError("private Frank-Wolfe is rho-zCDP: give a zCDP budget")
-            draws = p * (self.steps - 1)
-            accounting = ""
-            if self.selection == "em":
-                self.epsilon = math.sqrt(8.0 * rho / draws)
-                cost = draws * selection_rho(self.epsilon, 1.0, rng is None)
-            elif self.selection == "laplace":
-                self.epsilon = math.sqrt(2.0 * rho / draws)
-                cost = draws * self.epsilon**2 / 2.0
-            else:  # the paper's scale 1/ε_claimed gives report-noisy-min ε = 2·ε_claimed
-                claimed = math.sqrt(rho / (p * self.steps))
-                self.epsilon = 2.0 * claimed
-                cost = paper_cost(rho, self.steps)
-                accounting = (f"paper-literal Laplace scale: claims rho={rho:g}, "
-                              f"provably rho={cost:g}")
-                warnings.warn(
-                    f"selection='paper' is Alg. 1's printed Laplace scale, for comparison "
-                    f"only: it is not {rho:g}-zCDP as the paper claims (its scores are not "
-                    f"monotone); charged its provable cost, rho={cost:g}",
-                    PrivacyWarning, stacklevel=user_stacklevel())
-            if cost > rho * (1.0 + 1e-9) and self.selection == "em":
-                self.epsilon *= math.sqrt(rho / cost)  # OpenDP proves more than ε²/8
-                cost = rho
-            budget.charge(rho=cost, accounting=accounting,
-                          label=f"{label}: {self.steps - 1} selections x {p} nodes "
-                                f"({self.selection}, epsilon {self.epsilon:.4g} each)")
+            self._charge(rho, budget, rng is None, label)
         #: Laplace scale of report-noisy-min on the scores −⟨s, g⟩/r (2/ε: ε-DP per draw)
         self.noise_scale = (None if not self.private or self.selection == "em"
                             else 2.0 / self.epsilon)
         # the data are read from here on
         if data.weights is not None:
-            raise DataError("Frank-Wolfe on spins needs unweighted records")
-        # single precision for the n × p arrays: a step is an exp and a product over them,
-        # twice as fast, and the selection needs the gradients to a few digits only
-        self._z = 2.0 * data.records.astype(np.float32) - 1.0
-        self._margins = np.zeros(self._z.shape, dtype=np.float32)  # ⟨w_t, x⟩; w_1 = 0
-        self.weights = np.zeros((p, p))  # the iterate: column i node i, its bias at (i, i)
+            raise DataError("Frank-Wolfe on records needs unweighted records")
+        records = data.records
+        self._design = feature_matrix(records, self.columns, features)
+        self._labels = np.zeros((records.shape[0], len(self.regressions)), dtype=np.float32)
+        for c, (i, u, v) in enumerate(self.regressions):
+            self._labels[:, c] = (records[:, i] == u).astype(np.float32) - (records[:, i] == v)
+        #: the iterate: column c regression c's weights over the design's columns
+        self.weights = np.zeros((len(self.columns) + 1, len(self.regressions)))
+        self._margins = np.zeros(self._labels.shape, dtype=np.float32)  # ⟨w, x⟩; w_1 = 0
         self._rng = None if rng is None else as_generator(rng)
         self._taken = 0
         self._chosen: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _charge(self, rho: float, budget: PrivacyBudget, exact: bool, label: str) -> None:
+        draws = self.exposure * (self.steps - 1)  # selections one record takes part in
+        accounting = ""
+        if self.selection == "em":
+            self.epsilon = math.sqrt(8.0 * rho / draws)
+            cost = draws * selection_rho(self.epsilon, 1.0, exact)
+            if cost > rho * (1.0 + 1e-9):  # OpenDP proves more than ε²/8 for these ε
+                self.epsilon *= math.sqrt(rho / cost)
+                cost = rho
+        elif self.selection == "laplace":
+            self.epsilon = math.sqrt(2.0 * rho / draws)
+            cost = draws * self.epsilon**2 / 2.0
+        else:  # the paper's scale 1/ε_claimed gives report-noisy-min ε = 2·ε_claimed
+            self.epsilon = 2.0 * math.sqrt(rho / (self.exposure * self.steps))
+            cost = paper_cost(rho, self.steps)
+            accounting = f"paper-literal Laplace scale: claims rho={rho:g}, provably rho={cost:g}"
+            warnings.warn(
+                f"selection='paper' is Alg. 1's printed Laplace scale, for comparison only: "
+                f"it is not {rho:g}-zCDP as the paper claims (its scores are not monotone); "
+                f"charged its provable cost, rho={cost:g}", PrivacyWarning,
+                stacklevel=user_stacklevel())
+        regressions = len(self.regressions)
+        if regressions > self.exposure:
+            accounting = "; ".join(filter(None, [accounting, (
+                f"parallel composition: a record takes part in {self.exposure} of the "
+                f"{regressions} regressions")]))
+        budget.charge(rho=cost, accounting=accounting,
+                      label=f"{label}: {self.steps - 1} selections x {regressions} "
+                            f"regressions ({self.selection}, epsilon {self.epsilon:.4g} each)")
 
     @property
     def remaining(self) -> int:
         """Selections left of those paid for."""
         return self.steps - 1 - self._taken
 
+    def start_at(self, weights: np.ndarray) -> None:
+        """Move the iterate to ``weights`` (public: any point of the ball)."""
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != self.weights.shape:
+            raise ParameterError(f"weights must have shape {self.weights.shape}")
+        if np.any(np.abs(weights).sum(axis=0) > self.radius * (1 + 1e-9)):
+            raise ParameterError("weights must lie in the L1 ball")
+        self.weights = weights.copy()
+        self._margins = (self._design @ weights).astype(np.float32)
+
     def select(self) -> tuple[np.ndarray, np.ndarray]:
-        """The vertex each node moves towards from the current iterate: its coordinate j
-        (the node's own index is its bias) and the sign of ±r·e_j."""
+        """The vertex each regression moves towards from the current iterate: its design
+        column (the last is the bias) and the sign of ±r·e_j."""
         if self.remaining <= 0:
             raise BudgetExceededError(f"all {self.steps - 1} Frank-Wolfe selections are spent")
         self._taken += 1
-        g = _gradients(self._z, self._margins).T  # row i: node i
-        if not self.private:  # the exact minimiser of ⟨s, g⟩
-            rows = np.argmax(np.abs(g), axis=1)
-            chosen = (rows, -np.sign(g[np.arange(self.nodes), rows]))
+        slopes = self._labels * self._margins
+        np.exp(slopes, out=slopes)
+        slopes += 1.0
+        np.divide(-self._labels, slopes, out=slopes)  # −y·σ(−y·m); 0 where y = 0
+        full = (self._design.T @ slopes).astype(np.float64)
+        g = full[self.allowed, np.arange(len(self.regressions))[:, None]]  # row c: allowed
+        width = g.shape[1]
+        if not self.private:  # the exact minimiser of ⟨s, g⟩ (the first, on ties)
+            picks = np.argmax(np.abs(g), axis=1)
+            signs = -np.sign(g[np.arange(len(g)), picks])
         else:
             scores = np.concatenate([-g, g], axis=1)  # −⟨s, g⟩/r for +r e_j, then −r e_j
             if self.selection == "em":
-                picks = exponential_mechanism_rows(scores, self.epsilon, 1.0, rng=self._rng)
+                both = exponential_mechanism_rows(scores, self.epsilon, 1.0, rng=self._rng)
             else:  # report-noisy-min of ⟨s, g⟩/r = report-noisy-max of the scores
-                picks = np.argmax(laplace_noise(scores, self.noise_scale, self._rng), axis=1)
-            chosen = (picks % self.nodes, np.where(picks < self.nodes, 1.0, -1.0))
+                both = np.argmax(laplace_noise(scores, self.noise_scale, self._rng), axis=1)
+            picks, signs = both % width, np.where(both < width, 1.0, -1.0)
+        chosen = (self.allowed[np.arange(len(picks)), picks], signs)
         self._chosen = chosen
         return chosen
 
@@ -172,13 +245,41 @@ class FrankWolfeSelections:
         """w ← (1 − step)·w + step·(the vertex chosen last), and the margins with it."""
         if self._chosen is None:
             raise ParameterError("select a vertex before moving towards it")
-        rows, signs = self._chosen
+        columns, signs = self._chosen
         self._chosen = None
-        nodes = np.arange(self.nodes)
         self.weights *= 1.0 - step
-        self.weights[rows, nodes] += step * self.radius * signs
-        towards = self._z[:, rows]  # each node's chosen coordinate of x, per record
-        towards[:, rows == nodes] = 1.0  # the bias coordinate is 1
-        self._margins *= np.float32(1.0 - step)
+        self.weights[columns, np.arange(len(columns))] += step * self.radius * signs
+        towards = self._design[:, columns]  # each regression's chosen column, per record
         towards *= (step * self.radius * signs).astype(np.float32)
+        self._margins *= np.float32(1.0 - step)
         self._margins += towards
+
+
+def exposure(regressions: Sequence[tuple[int, int, int]], shape: Sequence[int]) -> int:
+    """How many of the ``regressions`` one record can take part in, at most: for each
+    attribute, the most regressions one of its values enters, summed (a public fact)."""
+    total = 0
+    for i, size in enumerate(shape):
+        entered = np.zeros(size, dtype=np.int64)
+        for node, u, v in regressions:
+            if node == i:
+                entered[[u, v]] += 1
+        total += int(entered.max())
+    return total
+
+
+def _checked_regressions(regressions, shape) -> list[tuple[int, int, int]]:
+    checked = []
+    for entry in regressions:
+        try:
+            i, u, v = (int(x) for x in entry)
+        except (TypeError, ValueError):
+            raise ParameterError(f"a regression is (attribute, value, value), got {entry!r}"
+                                 ) from None
+        if not (0 <= i < len(shape) and 0 <= u < shape[i] and 0 <= v < shape[i] and u != v):
+            raise ParameterError(f"regression {entry!r} does not name an attribute and two of "
+                                 "its values")
+        checked.append((i, u, v))
+    if not checked:
+        raise ParameterError("give at least one regression")
+    return checked
