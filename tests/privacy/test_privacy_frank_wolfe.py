@@ -3,6 +3,8 @@ privacy loss of one selection on neighbouring data sets, for each selection rule
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.stats import chi2
@@ -11,7 +13,14 @@ from dpgm import Dataset, Domain
 from dpgm.errors import BudgetExceededError, PrivacyWarning
 from dpgm.mrf import learn_ising
 from dpgm.privacy import PrivacyBudget
-from dpgm.privacy.frank_wolfe import FrankWolfeSelections, logistic_gradients, paper_cost
+from dpgm.privacy.frank_wolfe import (
+    FrankWolfeSelections,
+    exposure,
+    feature_columns,
+    feature_matrix,
+    logistic_gradients,
+    paper_cost,
+)
 
 SPINS = np.array([[1, 1], [-1, -1], [1, -1], [-1, 1]], dtype=np.int8)
 ADDED = np.array([[1, -1]], dtype=np.int8)  # the neighbour has this record too
@@ -129,3 +138,29 @@ def test_the_ising_learner_with_the_papers_noise_makes_room_for_its_cost():
     assert fit.rho == pytest.approx(paper_cost(0.495, estimate.steps), rel=1e-12)
     with pytest.raises(BudgetExceededError, match="twice"):  # before the count is read
         learn_ising(data, 0.5, 1.0, rng=2, selection="paper", budget=PrivacyBudget(rho=0.5))
+
+
+@pytest.mark.parametrize("features, shape, regressions", [
+    ("spins", (2, 2, 2), [(i, 1, 0) for i in range(3)]),
+    ("parities", (2, 2, 2, 2), [(i, 1, 0) for i in range(4)]),
+    ("onehot", (3, 3, 3), [(i, u, v) for i in range(3) for u in range(3) for v in range(3)
+                           if u < v]),
+    ("onehot", (3, 3, 3), [(i, u, v) for i in range(3) for u in range(3) for v in range(3)
+                           if u != v]),
+])
+def test_a_record_moves_each_score_by_at_most_one_in_at_most_its_exposure(
+        features, shape, regressions):
+    """For every possible record and random weights: the labels it gives are non-zero in
+    at most exposure() regressions (the parallel composition charged), and its gradient
+    moves every vertex's score −<s, g>/r by at most 1 (the sensitivity)."""
+    columns = feature_columns(shape, features, order=3)
+    records = np.array(list(itertools.product(*[range(k) for k in shape])))
+    design = feature_matrix(records, columns, features)
+    labels = np.array([[int(r[i] == u) - int(r[i] == v) for i, u, v in regressions]
+                       for r in records], dtype=float)
+    assert np.count_nonzero(labels, axis=1).max() == exposure(regressions, shape)
+    weights = np.random.default_rng(3).normal(0, 2, (len(columns) + 1, len(regressions)))
+    for m in range(len(records)):
+        g = logistic_gradients(design[m:m + 1], labels[m:m + 1], weights)
+        assert np.abs(g).max() <= 1.0
+    assert np.abs(design).max() == 1.0

@@ -2,19 +2,24 @@
 
 Nodewise private Frank–Wolfe on the logistic loss (the data access and its accounting in
 :mod:`dpgm.privacy.frank_wolfe`; everything here is post-processing of its selections):
-:func:`learn_ising` (Alg. 2); :func:`learn_structure` (Sec. 6: the edge set under (ε, δ)-DP,
-by a stability release over blocks or the zCDP route).
+:func:`learn_ising` (Alg. 2); :func:`learn_pairwise` (Alg. 3); :func:`learn_structure`
+(Sec. 6: the edge set under (ε, δ)-DP, by a stability release over blocks or the zCDP
+route).
 """
 
-from dpgm.mrf.ising import IsingEstimate, frank_wolfe, learn_ising
+from dpgm.mrf.ising import IsingEstimate, learn_ising
+from dpgm.mrf.pairwise import PairwiseEstimate, learn_pairwise
+from dpgm.mrf.regressions import frank_wolfe
 from dpgm.mrf.structure import StructureEstimate, ising_edges, learn_structure, threshold_edges
 
 __all__ = [
     "IsingEstimate",
+    "PairwiseEstimate",
     "StructureEstimate",
     "frank_wolfe",
     "ising_edges",
     "learn_ising",
+    "learn_pairwise",
     "learn_structure",
     "threshold_edges",
 ]

@@ -5,27 +5,24 @@ For every node i, the logistic regression of z_i on (z_{−i}, 1) over the L1 ba
 Frank–Wolfe, all nodes at once; Â_ij = w_ij / 2 and θ̂_i = w_ii / 2 (the bias). Â is not
 symmetric; the model returned is the symmetrised one, (Â + Âᵀ)/2 (post-processing).
 
-ρ-zCDP (add/remove neighbours): ``count_share``·ρ on the record count (Gaussian, when the
-number of steps T is not given), the rest on the (T − 1)·p selections. T follows Cor. 3.4
-with the note's constant: T = max(2, ⌈c_T·(r·n̂·√(ρ_fit/p))^{2/3}⌉), n̂ the noisy count —
-never the exact n, which is private.
+ρ-zCDP (add/remove neighbours): ``count_share``·ρ on the record count (when the number of
+steps T is not given), the rest on the (T − 1)·p selections, ρ_fit/p for each node
+(:mod:`dpgm.mrf.regressions`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgm.dataset import Dataset, require_dataset
-from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
+from dpgm.errors import DataError
 from dpgm.models.pairwise import IsingModel
+from dpgm.mrf.regressions import fit_regressions
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections
-from dpgm.privacy.measure import measure_record_count
-from dpgm.random import RngLike, as_generator
-from dpgm.validation import fraction, integer, one_of, optional, positive
+from dpgm.random import RngLike
+from dpgm.validation import positive
 
 
 @dataclass
@@ -38,21 +35,6 @@ class IsingEstimate:
     fields: np.ndarray
     budget: PrivacyBudget | None
     steps: int
-
-
-def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:
-    """Run Frank–Wolfe to its last step, step size 2/(t + 2), and return the iterate
-    (column c: regression c's weights over the design's columns, the bias last)."""
-    for t in range(1, selections.remaining + 1):
-        selections.select()
-        selections.move(2.0 / (t + 2.0))
-    return selections.weights
-
-
-def steps_for(radius: float, records: float, rho_per_node: float, constant: float) -> int:
-    """T = max(2, ⌈c_T·(r·n·√ρ')^{2/3}⌉) (Cor. 3.4 with the note's constant, D5)."""
-    return max(2, math.ceil(constant * (radius * max(records, 1.0)
-                                        * math.sqrt(rho_per_node)) ** (2.0 / 3.0)))
 
 
 def learn_ising(
@@ -81,39 +63,11 @@ def learn_ising(
     data = require_dataset(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("an Ising model needs binary attributes")
-    width = positive("width", width)
-    radius = 2.0 * width
-    nodes = len(data.domain)
-    steps = optional(lambda name, v: integer(name, v, least=2), "steps", steps)
-    if rho is None:
-        if steps is None:
-            raise PrivacyParameterError("the non-private learner needs steps")
-        selections = FrankWolfeSelections(data, spin_regressions(nodes), radius=radius,
-                                          steps=steps, rho=None, budget=None)
-        return _estimate(data, frank_wolfe(selections), None, steps)
-    rho = positive("rho", rho, error=PrivacyParameterError)
-    count_share = fraction("count_share", count_share)
-    step_constant = positive("step_constant", step_constant)
-    selection = one_of("selection", selection, SELECTIONS)
-    fit = rho if steps is not None else rho * (1.0 - count_share)
-    # the paper's printed noise at a claimed ρ_fit provably costs up to 2·ρ_fit
-    cost = (rho - fit) + (2.0 * fit if selection == "paper" else fit)
-    budget = budget if budget is not None else PrivacyBudget(rho=cost)
-    if budget.mode != "zcdp":
-        raise PrivacyParameterError("learn_ising is rho-zCDP: give a zCDP budget")
-    if cost > budget.remaining * (1.0 + 1e-9):  # refused before the count reads the data
-        paper = " (selection='paper' provably costs up to twice the fit's rho)"
-        raise BudgetExceededError(
-            f"learn_ising needs rho={cost:g}{paper if selection == 'paper' else ''}, "
-            f"only rho={budget.remaining:g} left")
-    gen = None if rng is None else as_generator(rng)  # one stream for every draw
-    if steps is None:
-        count = measure_record_count(data, budget, gen, rho=rho - fit)
-        steps = steps_for(radius, float(count.values[0]), fit / nodes, step_constant)
-    selections = FrankWolfeSelections(data, spin_regressions(nodes), radius=radius, steps=steps,
-                                      rho=fit, budget=budget, rng=gen, selection=selection,
-                                      label="Ising: private Frank-Wolfe")
-    return _estimate(data, frank_wolfe(selections), budget, steps)
+    weights, budget, steps = fit_regressions(
+        data, spin_regressions(len(data.domain)), radius=2.0 * positive("width", width),
+        rho=rho, steps=steps, rng=rng, budget=budget, count_share=count_share,
+        step_constant=step_constant, selection=selection, label="Ising")
+    return _estimate(data, weights, budget, steps)
 
 
 def spin_regressions(nodes: int) -> list[tuple[int, int, int]]:

@@ -1,0 +1,95 @@
+"""Running private Frank–Wolfe on a list of nodewise regressions, shared by the learners:
+the budget split between the record count and the fit, the number of steps from the noisy
+count, the refusals before the data are read, and the Frank–Wolfe loop.
+
+ρ-zCDP (add/remove neighbours): ``count_share``·ρ on the record count (Gaussian, when the
+number of steps T is not given), the rest on the selections. T follows Cor. 3.4 with the
+note's constant: T = max(2, ⌈c_T·(r·n̂·√ρ')^{2/3}⌉), ρ' one regression's budget and n̂ the
+noisy count — never the exact n, which is private.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections, exposure
+from dpgm.privacy.measure import measure_record_count
+from dpgm.random import RngLike, as_generator
+from dpgm.validation import fraction, integer, one_of, optional, positive
+
+
+def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:
+    """Run Frank–Wolfe to its last step, step size 2/(t + 2), and return the iterate
+    (column c: regression c's weights over the design's columns, the bias last)."""
+    for t in range(1, selections.remaining + 1):
+        selections.select()
+        selections.move(2.0 / (t + 2.0))
+    return selections.weights
+
+
+def steps_for(radius: float, records: float, rho_per_regression: float, constant: float) -> int:
+    """T = max(2, ⌈c_T·(r·n·√ρ')^{2/3}⌉) (Cor. 3.4 with the note's constant, D5)."""
+    return max(2, math.ceil(constant * (radius * max(records, 1.0)
+                                        * math.sqrt(rho_per_regression)) ** (2.0 / 3.0)))
+
+
+def fit_regressions(
+    data: Dataset,
+    regressions: Sequence[tuple[int, int, int]],
+    *,
+    radius: float,
+    rho: float | None,
+    steps: int | None,
+    rng: RngLike,
+    budget: PrivacyBudget | None,
+    count_share: float,
+    step_constant: float,
+    selection: str,
+    features: str = "spins",
+    order: int = 2,
+    spent_share: float = 1.0,
+    label: str,
+) -> tuple[np.ndarray, PrivacyBudget | None, int]:
+    """The Frank–Wolfe weights of ``regressions`` (design columns × regressions), the
+    budget charged and T. ``rho=None``: non-private (``steps`` needed). Each regression
+    gets ρ' = ``spent_share``·ρ_fit / (a record's exposure); so the fit costs
+    ``spent_share``·ρ_fit (twice that, at most, with the paper's printed noise)."""
+    steps = optional(lambda name, v: integer(name, v, least=2), "steps", steps)
+    selection = one_of("selection", selection, SELECTIONS)
+    if rho is None:
+        if steps is None:
+            raise PrivacyParameterError("the non-private learner needs steps")
+        selections = FrankWolfeSelections(data, regressions, radius=radius, steps=steps,
+                                          rho=None, budget=None, features=features, order=order)
+        return frank_wolfe(selections), None, steps
+    rho = positive("rho", rho, error=PrivacyParameterError)
+    count_share = fraction("count_share", count_share)
+    step_constant = positive("step_constant", step_constant)
+    fit = rho if steps is not None else rho * (1.0 - count_share)
+    charged = spent_share * fit
+    # the paper's printed noise at a claimed ρ provably costs up to 2ρ
+    cost = (rho - fit) + (2.0 * charged if selection == "paper" else charged)
+    budget = budget if budget is not None else PrivacyBudget(rho=cost)
+    if budget.mode != "zcdp":
+        raise PrivacyParameterError(f"{label} is rho-zCDP: give a zCDP budget")
+    if cost > budget.remaining * (1.0 + 1e-9):  # refused before the count reads the data
+        paper = " (selection='paper' provably costs up to twice the fit's rho)"
+        raise BudgetExceededError(
+            f"{label} needs rho={cost:g}{paper if selection == 'paper' else ''}, "
+            f"only rho={budget.remaining:g} left")
+    per_regression = charged / exposure(regressions, data.domain.shape)
+    gen = None if rng is None else as_generator(rng)  # one stream for every draw
+    if steps is None:
+        count = measure_record_count(data, budget, gen, rho=rho - fit)
+        steps = steps_for(radius, float(count.values[0]), per_regression, step_constant)
+    selections = FrankWolfeSelections(data, regressions, radius=radius, steps=steps,
+                                      rho=charged, budget=budget, rng=gen, selection=selection,
+                                      features=features, order=order,
+                                      label=f"{label}: private Frank-Wolfe")
+    return frank_wolfe(selections), budget, steps
