@@ -2,7 +2,8 @@
 
 Nodewise private Frank–Wolfe on the logistic loss (the data access and its accounting in
 :mod:`dpgm.privacy.frank_wolfe`; everything here is post-processing of its selections):
-:func:`learn_ising` (Alg. 2); :func:`learn_pairwise` (Alg. 3); :func:`learn_structure`
+:func:`learn_ising` (Alg. 2); :func:`learn_pairwise` (Alg. 3); :func:`learn_twise`
+(Algs. 4–5); :func:`learn_structure`
 (Sec. 6: the edge set under (ε, δ)-DP, by a stability release over blocks or the zCDP
 route).
 """
@@ -11,15 +12,18 @@ from dpgm.mrf.ising import IsingEstimate, learn_ising
 from dpgm.mrf.pairwise import PairwiseEstimate, learn_pairwise
 from dpgm.mrf.regressions import frank_wolfe
 from dpgm.mrf.structure import StructureEstimate, ising_edges, learn_structure, threshold_edges
+from dpgm.mrf.twise import TwiseEstimate, learn_twise
 
 __all__ = [
     "IsingEstimate",
     "PairwiseEstimate",
     "StructureEstimate",
+    "TwiseEstimate",
     "frank_wolfe",
     "ising_edges",
     "learn_ising",
     "learn_pairwise",
     "learn_structure",
+    "learn_twise",
     "threshold_edges",
 ]

@@ -54,10 +54,20 @@ def gap_needed(epsilon: float, delta: float, failure: float) -> float:
     return 2.0 + 2.0 * (math.log(1.0 / (2.0 * delta)) + math.log(1.0 / (2.0 * failure))) / epsilon
 
 
-def assign_blocks(records: int, blocks: int, rng: RngLike = None) -> np.ndarray:
-    """Each record's block, uniform over ``blocks`` and independent of the data."""
+def assign_blocks(records: int, blocks: int, rng: RngLike = None,
+                  shares: Sequence[float] | None = None) -> np.ndarray:
+    """Each record's block, independent of the data and of the other records: uniform
+    over ``blocks``, or block b with probability ``shares[b]`` (public, summing to 1).
+    A record added keeps the others' blocks, so a neighbour changes one block only."""
     generator = np.random.default_rng() if rng is None else as_generator(rng)
-    return generator.integers(blocks, size=records)
+    if shares is None:
+        return generator.integers(blocks, size=records)
+    cumulative = np.cumsum(np.asarray(shares, dtype=np.float64))
+    if len(cumulative) != blocks or not np.isclose(cumulative[-1], 1.0) or np.any(
+            np.asarray(shares) < 0):
+        raise ParameterError(f"shares must be {blocks} probabilities summing to 1")
+    return np.minimum(np.searchsorted(cumulative, generator.random(records), "right"),
+                      blocks - 1)
 
 
 def release_mode(answers: Sequence[Hashable], epsilon: float, delta: float, *,
