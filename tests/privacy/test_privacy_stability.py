@@ -12,13 +12,15 @@ import pytest
 from mechanism_helpers import PublicOnly
 
 from dpgm import Dataset, Domain
-from dpgm.errors import BudgetExceededError, PrivacyParameterError, PrivacyWarning
+from dpgm.errors import BudgetExceededError, ParameterError, PrivacyParameterError, PrivacyWarning
 from dpgm.privacy import PrivacyBudget
 from dpgm.privacy.stability import (
     assign_blocks,
+    blocks_for,
     gap_needed,
     ptr_threshold,
     release_mode,
+    release_probability,
     subsample_and_aggregate,
 )
 
@@ -114,3 +116,24 @@ def test_subsample_and_aggregate_charges_one_entry_before_reading_the_data():
                                 budget=PrivacyBudget.approximate(0.5, 1e-6))
     with pytest.raises(PrivacyParameterError, match="delta"):
         subsample_and_aggregate(public, learner, 40, 1.0, None)
+
+
+@pytest.mark.parametrize("method", ["ptr", "histogram"])
+def test_the_release_probability_is_what_the_draws_show(method):
+    for votes, others, delta in ((30, 8, 1e-3), (40, 0, 1e-6), (21, 19, 0.05)):
+        answers = [(0, 1)] * votes + [(1, 2)] * others
+        rate = sum(a is not None for a in released(answers, 1.0, delta, method)) / RUNS
+        expected = release_probability(votes, others, 1.0, delta, method)
+        assert abs(rate - expected) < 4 * math.sqrt(expected * (1 - expected) / RUNS) + 1e-3
+
+
+def test_too_few_blocks_are_refused_before_anything_is_spent():
+    assert blocks_for(1.0, 1e-6) == 39  # the note's 40 blocks, within one
+    m = blocks_for(1.0, 1e-9)
+    agree = math.ceil(0.9 * m)
+    assert release_probability(agree, m - agree, 1.0, 1e-9) >= 0.95
+    budget = PrivacyBudget.approximate(1.0, 1e-9)
+    with pytest.raises(ParameterError, match=f"at least {m} blocks"):
+        subsample_and_aggregate(PublicOnly(Domain(["a"], [2])), lambda b: (), 40, 1.0, 1e-9,
+                                budget=budget)
+    assert budget.ledger == []

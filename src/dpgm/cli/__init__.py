@@ -1,5 +1,6 @@
 """The ``dpgm`` command line: private synthetic data, and its evaluation (``dpgm bn``:
-Bayesian networks, in :mod:`dpgm.cli.bn`).
+Bayesian networks, in :mod:`dpgm.cli.bn`; ``dpgm mrf``: Markov random fields, in
+:mod:`dpgm.cli.mrf`).
 
 Every run checks what it can before it reads the data (options, output path, domain,
 workload, memory), so a run that fails for a reason knowable in advance spends nothing.
@@ -621,6 +622,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands, real=real, seed=seed, count=count, positive_count=positive_count,
                  memory_size=memory_size)
+    from dpgm.cli import mrf
+
+    mrf.add_commands(commands, real=real, seed=seed, positive_count=positive_count,
+                     delta_default=DEFAULT_DELTA)
     return parser
 
 

@@ -54,6 +54,43 @@ def gap_needed(epsilon: float, delta: float, failure: float) -> float:
     return 2.0 + 2.0 * (math.log(1.0 / (2.0 * delta)) + math.log(1.0 / (2.0 * failure))) / epsilon
 
 
+def release_probability(votes: int, others: int, epsilon: float, delta: float,
+                        method: str = "ptr") -> float:
+    """P(the mode is released) when ``votes`` blocks give it and ``others`` blocks the most
+    frequent other answer (for the histogram: the mode's own test only)."""
+    if method == "ptr":
+        distance = max(0, math.ceil((votes - others) / 2) - 1)
+        excess, scale = distance - ptr_threshold(epsilon, delta), 1.0 / epsilon
+    else:
+        excess, scale = votes - (1.0 + 2.0 * math.log(1.0 / delta) / epsilon), 2.0 / epsilon
+    tail = 0.5 * math.exp(-abs(excess) / scale)  # P(Laplace(scale) > |excess|)
+    return 1.0 - tail if excess > 0 else tail
+
+
+def blocks_for(epsilon: float, delta: float, method: str = "ptr", agree: float = 0.9,
+               probability: float = 0.95) -> int:
+    """The fewest blocks m at which, if a share ``agree`` of them give the mode and the rest
+    another answer, the mode is released with at least ``probability`` (a public choice)."""
+    blocks = 1
+    while release_probability(math.ceil(agree * blocks), blocks - math.ceil(agree * blocks),
+                              epsilon, delta, method) < probability:
+        blocks += 1
+    return blocks
+
+
+def check_blocks(blocks: int, epsilon: float, delta: float, method: str = "ptr") -> int:
+    """``blocks``, refused (a public fact) where even unanimous blocks would be released
+    with probability below 1/2."""
+    blocks = integer("blocks", blocks, least=1)
+    best = release_probability(blocks, 0, epsilon, delta, method)
+    if best < 0.5:
+        raise ParameterError(
+            f"{blocks} blocks cannot release at epsilon={epsilon:g}, delta={delta:g}: even if "
+            f"every block agreed the answer would come out with probability {best:.2g}; use "
+            f"at least {blocks_for(epsilon, delta, method)} blocks (90% agreeing, 95% release)")
+    return blocks
+
+
 def assign_blocks(records: int, blocks: int, rng: RngLike = None,
                   shares: Sequence[float] | None = None) -> np.ndarray:
     """Each record's block, independent of the data and of the other records: uniform
@@ -95,8 +132,8 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     data = require_dataset(data)
     if not callable(learner):
         raise ParameterError("learner must be a function of a Dataset")
-    blocks = integer("blocks", blocks, least=1)
     epsilon, delta, method = _checked(epsilon, delta, method, budget)
+    blocks = check_blocks(blocks, epsilon, delta, method)
     _charge(budget, epsilon, delta, method, label, blocks)
     # the data are read from here on
     generator = None if rng is None else as_generator(rng)  # one stream: blocks, then noise

@@ -1,0 +1,197 @@
+"""``dpgm mrf``: privately learning Markov random fields (Zhang et al. 2020) on the command
+line — ``fit`` (Ising, pairwise or t-wise parameters, ρ-zCDP) and ``structure`` (the edge
+set, (ε, δ)-DP). Both read sensitive data, check what they can first (options, output
+paths, the domain's sizes), write a JSON model or edge list in attribute names and value
+labels, and end with the ledger line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+MODELS = ("ising", "pairwise", "twise")
+
+
+def _say(message: str) -> None:
+    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
+
+
+def _labels(domain) -> dict[str, list]:
+    return {a: list(domain.labels.get(a, range(domain[a]))) for a in domain.attrs}
+
+
+def model_json(model: str, estimate, domain) -> dict:
+    """A learned model as JSON: attributes, each one's value labels (spin −1, +1 for the
+    binary models: the first label is −1), and the parameters by name."""
+    names = list(domain.attrs)
+    out = {"model": model, "attributes": names, "labels": _labels(domain)}
+    if model == "ising":
+        out["convention"] = ("P(z) ∝ exp(Σ_{i<j} A_ij z_i z_j + Σ_i θ_i z_i), "
+                             "z = -1 (first label) or +1")
+        out["couplings"] = [
+            {"pair": [names[i], names[j]], "value": float(estimate.model.A[i, j])}
+            for i in range(len(names)) for j in range(i + 1, len(names))]
+        out["fields"] = dict(zip(names, map(float, estimate.fields), strict=True))
+    elif model == "pairwise":
+        w = estimate.model.couplings
+        out["convention"] = ("P(z) ∝ exp(Σ_{i<j} W_ij(z_i, z_j) + Σ_i θ_i(z_i)), "
+                             "double-centred, θ up to a constant")
+        out["couplings"] = [
+            {"pair": [names[i], names[j]], "table": w[i, j].tolist()}
+            for i in range(len(names)) for j in range(i + 1, len(names))]
+        out["fields"] = {n: row.tolist() for n, row in zip(names, estimate.model.fields,
+                                                           strict=True)}
+    else:
+        out["convention"] = "P(z) ∝ exp(Σ_I h(I) Π_{j∈I} z_j), z = -1 (first label) or +1"
+        out["coefficients"] = [
+            {"monomial": [names[i] for i in monomial], "value": float(value)}
+            for monomial, value in sorted(estimate.model.coefficients.items(),
+                                          key=lambda item: (len(item[0]), item[0]))]
+    return out
+
+
+def _check_domain(domain, model: str) -> None:
+    from dpgm.errors import DataError
+
+    sizes = set(domain.shape)
+    if model != "pairwise" and sizes != {2}:
+        raise DataError(f"--model {model} needs binary attributes; the domain's sizes are "
+                        f"{sorted(sizes)}")
+    if model == "pairwise" and len(sizes) != 1:
+        raise DataError("--model pairwise needs attributes with one number of values")
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from dpgm.cli import SEEDED_WARNING, _load, _public_inputs, report_spend
+    from dpgm.errors import ParameterError
+    from dpgm.files import atomic_write, check_output
+    from dpgm.mrf import learn_ising, learn_pairwise, learn_twise
+    from dpgm.privacy import PrivacyBudget
+
+    # everything knowable before reading the data is checked first
+    if args.model != "twise" and (args.order is not None or args.goal is not None):
+        raise ParameterError("--order and --goal apply to --model twise")
+    if args.model == "twise" and args.order is None:
+        raise ParameterError("--model twise needs --order (t, at least 2)")
+    if args.model != "pairwise" and args.mode is not None:
+        raise ParameterError("--mode applies to --model pairwise")
+    if args.seed is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    inputs = [p for p in (args.data, args.schema, args.domain) if p]
+    out = check_output(args.out, force=args.force, inputs=inputs)
+    ledger = None
+    if args.ledger is not None:
+        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    schema, domain = _public_inputs(args)
+    _check_domain(domain, args.model)
+    budget = PrivacyBudget(rho=args.rho, delta=args.delta)  # δ only to report (ε, δ)
+    data = _load(args.data, schema, domain)
+    _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
+    common = {"rng": args.seed, "budget": budget}
+    if args.model == "ising":
+        estimate = learn_ising(data, args.rho, args.width, **common)
+    elif args.model == "pairwise":
+        estimate = learn_pairwise(data, args.rho, args.width, mode=args.mode or "tight", **common)
+    else:
+        estimate = learn_twise(data, args.rho, args.width, args.order,
+                               goal=args.goal or "l1", **common)
+    with atomic_write(out) as handle:
+        json.dump(model_json(args.model, estimate, domain), handle, indent=2,
+                  ensure_ascii=False)
+    _say(f"wrote the private {args.model} model ({estimate.steps} Frank-Wolfe steps) to {out}")
+    report_spend(budget, ledger)
+    return 0
+
+
+def _structure(args: argparse.Namespace) -> int:
+    from dpgm.cli import SEEDED_WARNING, _load, _public_inputs, report_spend
+    from dpgm.files import atomic_write, check_output
+    from dpgm.mrf import learn_structure
+    from dpgm.privacy import PrivacyBudget
+    from dpgm.privacy.stability import check_blocks
+
+    if args.seed is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    inputs = [p for p in (args.data, args.schema, args.domain) if p]
+    out = check_output(args.out, force=args.force, inputs=inputs)
+    ledger = None
+    if args.ledger is not None:
+        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    schema, domain = _public_inputs(args)
+    _check_domain(domain, "ising")
+    budget = PrivacyBudget.approximate(args.epsilon, args.delta)
+    if args.blocks is not None and args.method != "zcdp":
+        check_blocks(args.blocks, args.epsilon, args.delta, args.method)
+    data = _load(args.data, schema, domain)
+    _say(f"read {args.data}: {len(domain)} attributes")
+    found = learn_structure(data, args.epsilon, args.delta, args.width, args.min_edge_weight,
+                            method=args.method, blocks=args.blocks, rng=args.seed,
+                            budget=budget)
+    with atomic_write(out) as handle:
+        json.dump({"method": args.method, "attributes": list(domain.attrs),
+                   "released": found.edges is not None,
+                   "edges": [list(e) for e in found.edges or ()]}, handle, indent=2)
+    if found.edges is None:
+        _say("the blocks did not agree stably: no edge set released (more records, a larger "
+             "epsilon or fewer blocks may help)")
+    else:
+        _say(f"wrote {len(found.edges)} edges to {out}")
+    report_spend(budget, ledger)
+    return 0
+
+
+def add_commands(commands, *, real, seed, positive_count, delta_default) -> None:
+    """Add ``mrf fit|structure`` to the ``dpgm`` parser's subcommands."""
+    mrf = commands.add_parser(
+        "mrf", help="Markov random fields: private parameters (zCDP) or structure ((eps, delta))")
+    sub = mrf.add_subparsers(dest="mrf_command", required=True, parser_class=type(mrf))
+
+    def common(parser) -> None:
+        parser.add_argument("data", help="CSV of the records (.gz accepted)")
+        parser.add_argument("--schema", default=None,
+                            help="the public schema JSON of a raw table; or give --domain")
+        parser.add_argument("--domain", default=None,
+                            help="the public domain JSON of integer-coded records")
+        parser.add_argument("--width", type=real, required=True,
+                            help="a public upper bound on the model's width (lambda)")
+        parser.add_argument("--seed", type=seed, default=None,
+                            help="makes the run reproducible, for research only")
+        parser.add_argument("--ledger", default=None, help="also write the ledger as JSON")
+        parser.add_argument("--force", action="store_true", help="overwrite outputs")
+
+    fit = sub.add_parser("fit", help="learn a model's parameters privately (rho-zCDP)")
+    common(fit)
+    fit.add_argument("--model", choices=MODELS, default="ising",
+                     help="ising (binary, Alg. 2), pairwise (k values, Alg. 3) or twise "
+                     "(binary, order t, Algs. 4-5) (default: ising)")
+    fit.add_argument("--rho", type=real, required=True, help="the privacy budget rho (zCDP)")
+    fit.add_argument("--delta", type=real, default=delta_default,
+                     help=f"the delta at which the spend is also reported as (epsilon, delta) "
+                     f"(default: {delta_default:g})")
+    fit.add_argument("--order", type=positive_count, default=None, help="twise: the order t")
+    fit.add_argument("--goal", choices=("l1", "linf"), default=None,
+                     help="twise: all coefficients in l1 (Alg. 4) or the maximal monomials "
+                     "(Alg. 5) (default: l1)")
+    fit.add_argument("--mode", choices=("tight", "paper"), default=None,
+                     help="pairwise: the budget split (default: tight)")
+    fit.add_argument("--out", required=True, help="where to write the model (.json)")
+    fit.set_defaults(run=_fit)
+
+    structure = sub.add_parser("structure",
+                               help="learn an Ising model's edges privately ((epsilon, delta))")
+    common(structure)
+    structure.add_argument("--epsilon", type=real, required=True, help="the budget epsilon")
+    structure.add_argument("--delta", type=real, default=delta_default,
+                           help=f"the budget delta (default: {delta_default:g})")
+    structure.add_argument("--min-edge-weight", type=real, required=True,
+                           help="a public lower bound on an edge's |coupling| (eta)")
+    structure.add_argument("--method", choices=("ptr", "histogram", "zcdp"), default="ptr",
+                           help="propose-test-release over blocks, a stable histogram, or "
+                           "the zCDP parameter route (default: ptr)")
+    structure.add_argument("--blocks", type=positive_count, default=None,
+                           help="ptr and histogram: the number of blocks (default: the fewest "
+                           "at which 90%% of them agreeing is released with probability 95%%)")
+    structure.add_argument("--out", required=True, help="where to write the edges (.json)")
+    structure.set_defaults(run=_structure)
