@@ -98,7 +98,7 @@ def test_the_kept_margins_are_the_iterates(sample):
                                       rho=1.0, budget=PrivacyBudget(rho=1.0), rng=8)
     frank_wolfe(selections)
     design, _ = spin_design(data)
-    np.testing.assert_allclose(selections._margins, design @ selections.weights, atol=1e-5)
+    np.testing.assert_allclose(selections.margins, design @ selections.weights, atol=1e-5)
     with pytest.raises(BudgetExceededError, match="selections are spent"):
         selections.select()
 

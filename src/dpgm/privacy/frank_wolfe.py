@@ -61,6 +61,8 @@ from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of, positive
 
 SELECTIONS = ("em", "laplace", "paper")
+#: floats of one block of margins in a pass over the records (2 MiB: stays in cache)
+CACHE_FLOATS = 2**19
 FEATURES = ("spins", "onehot", "parities")
 
 
@@ -165,6 +167,8 @@ class FrankWolfeSelections:
         #: the iterate: column c regression c's weights over the design's columns
         self.weights = np.zeros((len(self.columns) + 1, len(self.regressions)))
         self._margins = np.zeros(self._labels.shape, dtype=np.float32)  # ⟨w, x⟩; w_1 = 0
+        #: the last move, applied to the margins in the next pass over the records
+        self._pending: tuple[np.ndarray, np.ndarray, np.float32] | None = None
         self._rng = None if rng is None else as_generator(rng)
         self._taken = 0
         self._chosen: tuple[np.ndarray, np.ndarray] | None = None
@@ -213,6 +217,40 @@ class FrankWolfeSelections:
             raise ParameterError("weights must lie in the L1 ball")
         self.weights = weights.copy()
         self._margins = (self._design @ weights).astype(np.float32)
+        self._pending = None
+
+    @property
+    def margins(self) -> np.ndarray:
+        """⟨w, x⟩ of every record and regression at the current iterate (n × R)."""
+        self._sweep(gradients=False)
+        return self._margins
+
+    def _sweep(self, gradients: bool = True) -> np.ndarray | None:
+        """Apply the last move to the margins and, if asked, return the summed gradients
+        Σ −y·σ(−y·m)·x (design columns × regressions) — in one pass over blocks of rows
+        small enough to stay in cache, a few times faster than whole-array passes."""
+        pending, self._pending = self._pending, None
+        if pending is None and not gradients:
+            return None
+        total = np.zeros(self._design.shape[1:] + self._labels.shape[1:]) if gradients else None
+        rows = max(256, CACHE_FLOATS // max(self._labels.shape[1], 1))
+        for start in range(0, self._labels.shape[0], rows):
+            part = slice(start, start + rows)
+            margins, design = self._margins[part], self._design[part]
+            if pending is not None:
+                columns, coefficients, keep = pending
+                towards = np.take(design, columns, axis=1)
+                towards *= coefficients
+                margins *= keep
+                margins += towards
+            if gradients:
+                labels = self._labels[part]
+                slopes = np.multiply(labels, margins)
+                np.exp(slopes, out=slopes)
+                slopes += 1.0
+                np.divide(labels, slopes, out=slopes)  # y·σ(−y·m); 0 where y = 0
+                total -= design.T @ slopes
+        return total
 
     def select(self) -> tuple[np.ndarray, np.ndarray]:
         """The vertex each regression moves towards from the current iterate: its design
@@ -220,11 +258,7 @@ class FrankWolfeSelections:
         if self.remaining <= 0:
             raise BudgetExceededError(f"all {self.steps - 1} Frank-Wolfe selections are spent")
         self._taken += 1
-        slopes = self._labels * self._margins
-        np.exp(slopes, out=slopes)
-        slopes += 1.0
-        np.divide(-self._labels, slopes, out=slopes)  # −y·σ(−y·m); 0 where y = 0
-        full = (self._design.T @ slopes).astype(np.float64)
+        full = self._sweep()
         g = full[self.allowed, np.arange(len(self.regressions))[:, None]]  # row c: allowed
         width = g.shape[1]
         if not self.private:  # the exact minimiser of ⟨s, g⟩ (the first, on ties)
@@ -242,17 +276,17 @@ class FrankWolfeSelections:
         return chosen
 
     def move(self, step: float) -> None:
-        """w ← (1 − step)·w + step·(the vertex chosen last), and the margins with it."""
+        """w ← (1 − step)·w + step·(the vertex chosen last); the margins follow in the next
+        pass over the records."""
         if self._chosen is None:
             raise ParameterError("select a vertex before moving towards it")
         columns, signs = self._chosen
         self._chosen = None
+        self._sweep(gradients=False)  # a move not yet applied (none after a select)
         self.weights *= 1.0 - step
         self.weights[columns, np.arange(len(columns))] += step * self.radius * signs
-        towards = self._design[:, columns]  # each regression's chosen column, per record
-        towards *= (step * self.radius * signs).astype(np.float32)
-        self._margins *= np.float32(1.0 - step)
-        self._margins += towards
+        self._pending = (columns, (step * self.radius * signs).astype(np.float32),
+                         np.float32(1.0 - step))
 
 
 def exposure(regressions: Sequence[tuple[int, int, int]], shape: Sequence[int]) -> int:
