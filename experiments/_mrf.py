@@ -10,11 +10,15 @@ public n (no count), as the note's protocol does.
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
+import experiments._common as common  # noqa: E402 (its OUTPUT is read at run time)
 from dpgm import Dataset, Domain
 from dpgm.models import IsingModel
 from dpgm.mrf.regressions import frank_wolfe, steps_for
@@ -148,3 +152,19 @@ def error_curve(task: dict) -> dict:
         errors.append(row_error(estimate, a, rows))
         steps.append(t)
     return {**task, "errors": errors, "steps": steps, "seconds": seconds}
+
+
+def start(argv: list[str] | None, doc: str, name: str, quick: str,
+          report: Callable[[dict], None]) -> tuple[argparse.Namespace, str] | None:
+    """The options every experiment takes (--jobs, --quick, --replot) and the name of its
+    results; with --replot, redraw from the saved results and return None."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--replot", action="store_true", help="redraw from saved results")
+    args = parser.parse_args(argv)
+    name = f"{name}_quick" if args.quick else name
+    if args.replot:
+        report(json.loads((common.OUTPUT / f"{name}.json").read_text()))
+        return None
+    return args, name

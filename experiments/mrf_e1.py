@@ -12,8 +12,6 @@ Run: ``python -m experiments.mrf_e1 [--jobs 2] [--quick] [--replot]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -28,6 +26,7 @@ from experiments._mrf import (
     private_steps,
     sample_tree,
     slope,
+    start,
     tree_family,
 )
 
@@ -55,15 +54,10 @@ def full_fit(task: tuple[int, int, int]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="p = 16, 32 and one seed")
-    parser.add_argument("--replot", action="store_true", help="redraw from saved results")
-    args = parser.parse_args(argv)
-    name = "mrf_e1_quick" if args.quick else "mrf_e1"
-    if args.replot:
-        report(json.loads((OUTPUT / f"{name}.json").read_text()))
+    parsed = start(argv, __doc__, "mrf_e1", "p = 16, 32 and one seed", report)
+    if parsed is None:
         return
+    args, name = parsed
     sizes, seeds = (SIZES[:2], 1) if args.quick else (SIZES, SEEDS)
     started = time.perf_counter()
     jobs = [(error_curve, {"p": p, "seed": s, "ns": PRIVATE_NS, "rho": RHO})

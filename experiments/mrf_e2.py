@@ -15,15 +15,13 @@ from, the cost of the paper's noise shape, and the rule for T.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from experiments._common import OUTPUT, call, finish, print_table, pyplot
-from experiments._mrf import crossing, error_curve, slope
+from experiments._mrf import crossing, error_curve, slope, start
 
 NS = [4_000, 8_000, 16_000, 32_000, 64_000, 128_000]
 RHOS = [0.025, 0.1, 0.4, 1.6]
@@ -35,15 +33,10 @@ TARGET = 0.1
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="one seed, smaller grids")
-    parser.add_argument("--replot", action="store_true", help="redraw from saved results")
-    args = parser.parse_args(argv)
-    name = "mrf_e2_quick" if args.quick else "mrf_e2"
-    if args.replot:
-        report(json.loads((OUTPUT / f"{name}.json").read_text()))
+    parsed = start(argv, __doc__, "mrf_e2", "one seed, smaller grids", report)
+    if parsed is None:
         return
+    args, name = parsed
     seeds = 1 if args.quick else SEEDS
     ns = NS[:3] if args.quick else NS
     started = time.perf_counter()

@@ -17,8 +17,6 @@ Run: ``python -m experiments.mrf_e3 [--jobs 2] [--quick] [--replot]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
 import warnings
@@ -38,6 +36,7 @@ from experiments._mrf import (
     private_steps,
     sample_tree,
     sampled_rows,
+    start,
     tree_family,
 )
 
@@ -121,15 +120,10 @@ def zcdp_run(task: tuple[int, int, int]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="p = 16, 64; fewer runs")
-    parser.add_argument("--replot", action="store_true", help="redraw from saved results")
-    args = parser.parse_args(argv)
-    name = "mrf_e3_quick" if args.quick else "mrf_e3"
-    if args.replot:
-        report(json.loads((OUTPUT / f"{name}.json").read_text()))
+    parsed = start(argv, __doc__, "mrf_e3", "p = 16, 64; fewer runs", report)
+    if parsed is None:
         return
+    args, name = parsed
     sizes = [16, 64] if args.quick else SIZES
     started = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:

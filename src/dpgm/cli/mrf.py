@@ -63,10 +63,26 @@ def _check_domain(domain, model: str) -> None:
         raise DataError("--model pairwise needs attributes with one number of values")
 
 
+def _outputs(args: argparse.Namespace):
+    """The checked output paths (the model or edges, and the ledger or None), after the
+    note a seed calls for."""
+    from dpgm.cli import SEEDED_WARNING
+    from dpgm.files import check_output
+
+    if args.seed is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    inputs = [p for p in (args.data, args.schema, args.domain) if p]
+    out = check_output(args.out, force=args.force, inputs=inputs)
+    ledger = None
+    if args.ledger is not None:
+        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    return out, ledger
+
+
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli import SEEDED_WARNING, _load, _public_inputs, report_spend
+    from dpgm.cli import _load, _public_inputs, report_spend
     from dpgm.errors import ParameterError
-    from dpgm.files import atomic_write, check_output
+    from dpgm.files import atomic_write
     from dpgm.mrf import learn_ising, learn_pairwise, learn_twise
     from dpgm.privacy import PrivacyBudget
 
@@ -77,13 +93,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise ParameterError("--model twise needs --order (t, at least 2)")
     if args.model != "pairwise" and args.mode is not None:
         raise ParameterError("--mode applies to --model pairwise")
-    if args.seed is not None:
-        print(SEEDED_WARNING, file=sys.stderr)
-    inputs = [p for p in (args.data, args.schema, args.domain) if p]
-    out = check_output(args.out, force=args.force, inputs=inputs)
-    ledger = None
-    if args.ledger is not None:
-        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    out, ledger = _outputs(args)
     schema, domain = _public_inputs(args)
     _check_domain(domain, args.model)
     budget = PrivacyBudget(rho=args.rho, delta=args.delta)  # δ only to report (ε, δ)
@@ -106,19 +116,13 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _structure(args: argparse.Namespace) -> int:
-    from dpgm.cli import SEEDED_WARNING, _load, _public_inputs, report_spend
-    from dpgm.files import atomic_write, check_output
+    from dpgm.cli import _load, _public_inputs, report_spend
+    from dpgm.files import atomic_write
     from dpgm.mrf import learn_structure
     from dpgm.privacy import PrivacyBudget
     from dpgm.privacy.stability import check_blocks
 
-    if args.seed is not None:
-        print(SEEDED_WARNING, file=sys.stderr)
-    inputs = [p for p in (args.data, args.schema, args.domain) if p]
-    out = check_output(args.out, force=args.force, inputs=inputs)
-    ledger = None
-    if args.ledger is not None:
-        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    out, ledger = _outputs(args)
     schema, domain = _public_inputs(args)
     _check_domain(domain, "ising")
     budget = PrivacyBudget.approximate(args.epsilon, args.delta)
