@@ -164,3 +164,17 @@ def test_a_record_moves_each_score_by_at_most_one_in_at_most_its_exposure(
         g = logistic_gradients(design[m:m + 1], labels[m:m + 1], weights)
         assert np.abs(g).max() <= 1.0
     assert np.abs(design).max() == 1.0
+
+
+def test_the_noise_never_depends_on_the_number_of_records():
+    """AC2c: with T given, the selections' ε and noise scale are the same for data sets of
+    different sizes (no n, and no |S_uv| of the pairwise regressions, in any scale)."""
+    scales = set()
+    for copies in (1, 7):
+        for selection in ("em", "laplace"):
+            chosen = FrankWolfeSelections(dataset(np.tile(SPINS, (copies, 1))), REGRESSIONS,
+                                          radius=3.0, steps=9, rho=0.3,
+                                          budget=PrivacyBudget(rho=1.0), rng=0,
+                                          selection=selection)
+            scales.add((selection, chosen.epsilon, chosen.noise_scale))
+    assert len(scales) == 2
