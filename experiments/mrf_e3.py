@@ -42,7 +42,7 @@ from experiments._mrf import (
 
 SIZES = [16, 32, 64, 128, 256, 512]
 BLOCK_NS = [250, 375, 500, 750, 1_000, 1_500, 2_000]
-LARGEST_P_BLOCK_NS = (500, 750, 1_000)  # p = 512: only where the note expects the step
+LARGEST_P_BLOCK_NS = (750, 1_000, 1_500, 2_000)  # p = 512: around its step only
 BLOCKS_DRAWN = 60
 BLOCKS = 40
 EPSILON, DELTA = 1.0, 1e-6
