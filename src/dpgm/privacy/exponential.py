@@ -30,6 +30,7 @@ Samplers:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -117,7 +118,7 @@ def selection_rho(epsilon: float, sensitivity: float, exact: bool) -> float:
     what OpenDP proves for its sampler."""
     rho = zcdp_cost(epsilon)
     if exact:
-        rho = max(rho, float(noisy_max_measurement(2.0 * sensitivity / epsilon).map(sensitivity)))
+        rho = max(rho, proven_rho(2.0 * sensitivity / epsilon, sensitivity))
     return rho
 
 
@@ -156,6 +157,14 @@ def exponential_mechanism_rows(
     return np.argmax(logits + as_generator(rng).gumbel(size=values.shape), axis=1)
 
 
+@lru_cache(maxsize=64)
+def proven_rho(scale: float, sensitivity: float) -> float:
+    """The ρ OpenDP's privacy map proves for its noisy max at ``scale`` on scores that move
+    by at most ``sensitivity``."""
+    return float(noisy_max_measurement(scale).map(sensitivity))
+
+
+@lru_cache(maxsize=64)  # the measurement is immutable; building it costs a few tenths of a ms
 def noisy_max_measurement(scale: float):
     """OpenDP's exact Gumbel report-noisy-max on float vectors, zCDP output measure."""
     import opendp.prelude as dp
@@ -177,7 +186,7 @@ class _ExactSelector:
         self.scale = 2.0 * sensitivity / epsilon
         self.measurement = noisy_max_measurement(self.scale)
         #: what OpenDP proves for scores that move by at most Δ, never below ε²/8
-        self.rho = max(zcdp_cost(epsilon), float(self.measurement.map(sensitivity)))
+        self.rho = max(zcdp_cost(epsilon), proven_rho(self.scale, sensitivity))
         self.values = values
         self.blocks: list[tuple[int, int]] | None = None
         self._lists: dict[int, list[float]] = {}
