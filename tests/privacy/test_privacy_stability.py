@@ -137,3 +137,25 @@ def test_too_few_blocks_are_refused_before_anything_is_spent():
         subsample_and_aggregate(PublicOnly(Domain(["a"], [2])), lambda b: (), 40, 1.0, 1e-9,
                                 budget=budget)
     assert budget.ledger == []
+
+
+def test_a_learner_failing_on_some_blocks_votes_for_nothing_without_ending_the_run():
+    domain = Domain(["a"], [2])
+    data = Dataset(np.zeros((400, 1), dtype=np.int64), domain)
+    calls = []
+
+    def fragile(block):  # fails on every other block: a data-dependent failure
+        calls.append(1)
+        if len(calls) % 2:
+            raise ValueError("no convergence")
+        return ("edges",)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = subsample_and_aggregate(data, fragile, 40, 1.0, 0.05, rng=2)
+        assert found in (("edges",), None)
+
+        def broken(block):
+            raise ValueError("always")
+
+        assert subsample_and_aggregate(data, broken, 40, 1.0, 1e-6, rng=3) is None

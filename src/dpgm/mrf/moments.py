@@ -10,7 +10,8 @@ noise (L2 sensitivity 1), and P is updated multiplicatively towards it:
 P(x) ∝ P(x)·exp(x^I·(â_I/n̂ − E_P[z^I])/2).
 
 ρ-zCDP: ``count_share``·ρ for n̂, the rest split evenly between the R selections
-(ε = √(8ρ_r), ρ_r = ρ_rest/(2R) each) and the R measurements (ρ_r each). The released
+(ε = √(8ρ_r), ρ_r = ρ_rest/(2R) each; a little less where OpenDP's exact sampler is proven
+to cost more) and the R measurements (ρ_r each). The released
 moments are post-processing of these. P is a full table: p ≤ :data:`MAX_ATTRIBUTES`.
 """
 
@@ -24,7 +25,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.errors import BudgetExceededError, DataError, ModelTooLargeError, PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.exponential import exponential_mechanism
+from dpgm.privacy.exponential import epsilon_for, exponential_mechanism
 from dpgm.privacy.measure import measure_linear, measure_record_count
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, optional, positive
@@ -83,6 +84,7 @@ def private_parity_moments(data: Dataset, rho: float, order: int, *,
     n_hat = max(count, 1.0)
     rounds = rounds if rounds is not None else default_rounds(n_hat, rest, p, len(queries))
     per_round = rest / (2 * rounds)
+    selection_epsilon = epsilon_for(per_round, 1.0, gen is None)  # its charge ≤ per_round
     # the exact sums, for the selections' scores (released only through the mechanisms)
     spins = 2 * data.records.astype(np.int8) - 1
     sums = np.array([np.prod(spins[:, list(s)], axis=1, dtype=np.int64).sum() for s in queries],
@@ -94,7 +96,7 @@ def private_parity_moments(data: Dataset, rho: float, order: int, *,
     for r in range(rounds):
         expected = parities @ weights
         chosen = int(exponential_mechanism(
-            np.abs(sums - n_hat * expected), math.sqrt(8.0 * per_round), 1.0, gen, budget,
+            np.abs(sums - n_hat * expected), selection_epsilon, 1.0, gen, budget,
             label=f"{label}: selection {r + 1} of {rounds}"))
         subset = queries[chosen]
         query = _parity_row(len(subset))

@@ -157,6 +157,16 @@ def exponential_mechanism_rows(
     return np.argmax(logits + as_generator(rng).gumbel(size=values.shape), axis=1)
 
 
+def epsilon_for(rho: float, sensitivity: float, exact: bool) -> float:
+    """The ε of one draw whose charge (:func:`selection_rho`) is at most ``rho``: √(8ρ),
+    lowered where OpenDP's map proves more than ε²/8 for it."""
+    epsilon = math.sqrt(8.0 * rho)
+    cost = selection_rho(epsilon, sensitivity, exact)
+    if cost > rho * (1.0 + 1e-9):
+        epsilon *= math.sqrt(rho / cost) * (1.0 - 1e-9)
+    return epsilon
+
+
 @lru_cache(maxsize=64)
 def proven_rho(scale: float, sensitivity: float) -> float:
     """The ρ OpenDP's privacy map proves for its noisy max at ``scale`` on scores that move

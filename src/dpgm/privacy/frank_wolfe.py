@@ -55,7 +55,7 @@ from dpgm.errors import (
     user_stacklevel,
 )
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.exponential import exponential_mechanism_rows, selection_rho
+from dpgm.privacy.exponential import epsilon_for, exponential_mechanism_rows, selection_rho
 from dpgm.privacy.noise import laplace_noise
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of, positive
@@ -177,11 +177,8 @@ class FrankWolfeSelections:
         draws = self.exposure * (self.steps - 1)  # selections one record takes part in
         accounting = ""
         if self.selection == "em":
-            self.epsilon = math.sqrt(8.0 * rho / draws)
+            self.epsilon = epsilon_for(rho / draws, 1.0, exact)
             cost = draws * selection_rho(self.epsilon, 1.0, exact)
-            if cost > rho * (1.0 + 1e-9):  # OpenDP proves more than ε²/8 for these ε
-                self.epsilon *= math.sqrt(rho / cost)
-                cost = rho
         elif self.selection == "laplace":
             self.epsilon = math.sqrt(2.0 * rho / draws)
             cost = draws * self.epsilon**2 / 2.0

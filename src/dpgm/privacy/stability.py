@@ -126,8 +126,9 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     release the answer most of them agree on, if stable, else ``None``; (ε, δ)-DP.
 
     ``learner`` must be deterministic and return orderable, hashable answers (e.g. a
-    sorted tuple of edges). ``rng=None`` (a release): OS entropy for the blocks, OpenDP for
-    the noise; a seed makes the run reproducible (research only).
+    sorted tuple of edges); a block on which it raises votes for releasing nothing.
+    ``rng=None`` (a release): OS entropy for the blocks, OpenDP for the noise; a seed makes
+    the run reproducible (research only).
     """
     data = require_dataset(data)
     if not callable(learner):
@@ -139,10 +140,23 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     generator = None if rng is None else as_generator(rng)  # one stream: blocks, then noise
     block_of = assign_blocks(len(data), blocks, generator)
     weights = data.weights
-    answers = [learner(Dataset(data.records[block_of == b], data.domain,
-                               None if weights is None else weights[block_of == b]))
+    answers = [_answer(learner, Dataset(data.records[block_of == b], data.domain,
+                                        None if weights is None else weights[block_of == b]))
                for b in range(blocks)]
-    return _release(answers, epsilon, delta, method, generator)
+    found = _release(answers, epsilon, delta, method, generator)
+    return None if found is None or found[0] else found[1]
+
+
+def _answer(learner: Callable[[Dataset], Hashable], block: Dataset) -> tuple:
+    """(0, the learner's answer), or (1, "") where it fails on this block: a failure is a
+    vote like any answer (it cannot end the release, which would tell something about the
+    block), and releases nothing if it is the stable mode."""
+    try:
+        return (0, learner(block))
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001 - any failure of a block is one vote for "none"
+        return (1, "")
 
 
 def _checked(epsilon, delta, method, budget) -> tuple[float, float, str]:
