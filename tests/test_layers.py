@@ -25,6 +25,7 @@ LAYERS = {
     "memory": 1,
     "domain": 2,
     "dataset": 3,
+    "engines": 3.5,  # counting the records where they are (DuckDB), below the privacy layer
     "constraints": 3,
     "factor": 3,
     "measurement": 3,
