@@ -87,7 +87,35 @@ def check_columns(frame: pd.DataFrame, domain: Domain) -> None:
         )
 
 
-class Dataset:
+class CountingSource:
+    """What every mechanism needs of the data: counts. ``domain``; ``marginal(attrs)``,
+    the counts (or summed weights) of every cell; ``marginals(cliques)``, several at once;
+    ``total``; ``len``; ``weighted``, whether records carry weights (a public fact of the
+    input's form). :class:`Dataset` counts records in memory;
+    :class:`dpgm.engines.duckdb.DuckDBTable` counts a file with DuckDB."""
+
+    domain: Domain
+
+    @property
+    def weighted(self) -> bool:
+        raise NotImplementedError
+
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        """The marginals on several attribute sets (an engine may count them in one pass)."""
+        return [self.marginal(c) for c in cliques]
+
+    @property
+    def total(self) -> float:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+
+class Dataset(CountingSource):
     """Integer-coded records over a public domain, with optional per-record weights.
 
     ``records`` is an ``(n, d)`` integer array whose columns follow ``domain.attrs``.
@@ -187,6 +215,10 @@ class Dataset:
         """Number of records, or the sum of the weights."""
         return float(len(self)) if self.weights is None else float(self.weights.sum())
 
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
     def project(self, attrs: Iterable[str]) -> Dataset:
         """The same records restricted to ``attrs``."""
         sub = self.domain.project(attrs)
@@ -210,9 +242,10 @@ class Dataset:
 
 
 def require_dataset(data: object) -> Dataset:
-    """``data`` if it is a :class:`Dataset`; otherwise a :class:`DataError` with the recipe."""
-    if isinstance(data, Dataset):
-        return data
+    """``data`` if it is a :class:`Dataset` (or another :class:`CountingSource`: the
+    mechanisms need counts only); otherwise a :class:`DataError` with the recipe."""
+    if isinstance(data, CountingSource):
+        return data  # type: ignore[return-value]
     what = "a DataFrame" if hasattr(data, "columns") else type(data).__name__
     raise DataError(
         f"expected a dpgm.Dataset, got {what}: pass a raw table with its public schema, "
@@ -220,6 +253,18 @@ def require_dataset(data: object) -> Dataset:
         "dpgm.Dataset(frame, domain), where domain = dpgm.Domain.from_dict({column: number "
         "of values, ...}); either is public input, not read off the data"
     )
+
+
+def require_records(data: object) -> Dataset:
+    """``data`` if it is a :class:`Dataset` (records in memory); a :class:`DataError` for a
+    counting engine, which gives counts only, or anything else."""
+    data = require_dataset(data)
+    if not isinstance(data, Dataset):
+        raise DataError(
+            f"this method reads the records one by one and needs them in memory (a "
+            f"dpgm.Dataset); {type(data).__name__} gives counts only"
+        )
+    return data
 
 
 def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpgm.dataset import CountingSource
 from dpgm.domain import Domain
 from dpgm.errors import DataError
 
@@ -25,7 +26,7 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class DuckDBTable:
+class DuckDBTable(CountingSource):
     """Integer-coded records in a CSV (``.gz`` too) or Parquet file, counted by DuckDB.
 
     One column per attribute of ``domain`` holding codes ``0..size-1`` (other columns are
@@ -97,6 +98,10 @@ class DuckDBTable:
     def weights(self) -> None:
         """Always None: the weights stay in the file (see ``weight_column``)."""
         return None
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight_column is not None
 
     def __len__(self) -> int:
         return int(self._connection.execute(f"SELECT count(*) FROM {self._from}").fetchone()[0])

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from dpgm.constraints import Forbidden, check_forbidden
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_dataset, require_records
 from dpgm.domain import Domain
 from dpgm.errors import DomainError, DpgmError, ParameterError, PrivacyWarning, option
 from dpgm.estimation import estimate
@@ -67,6 +67,9 @@ class Mechanism:
     follows from public facts.
     """
 
+    #: whether the mechanism reads records one by one (then it needs a Dataset in memory;
+    #: the others need counts only and run on any counting engine, e.g. DuckDBTable)
+    needs_records = False
     #: the accounting, one of PRIVACY_KINDS
     privacy: ClassVar[str] = "zcdp"
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
@@ -132,7 +135,7 @@ class Mechanism:
         if schema is not None and not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
         if schema is None:
-            data = require_dataset(data)
+            data = require_records(data) if self.needs_records else require_dataset(data)
         randomness = Randomness.from_user(rng)
         self._reset()
         domain = data.domain if schema is None else schema.domain

@@ -16,13 +16,45 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgm.dataset import Dataset
+from dpgm.dataset import CountingSource, Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
 from dpgm.measurement import Measurement
 from dpgm.memory import cells
 from dpgm.model import MarkovRandomField
 from dpgm.random import RngLike, as_generator
+
+
+class CompressedCounts(CountingSource):
+    """A counting source seen through a :class:`DomainCompression`: each marginal is the
+    source's on the original domain, merged (the source counts; nothing is loaded)."""
+
+    def __init__(self, source: CountingSource, compression: DomainCompression):
+        self.source, self.compression = source, compression
+        self.domain = compression.compressed
+
+    @property
+    def weighted(self) -> bool:
+        return self.source.weighted
+
+    @property
+    def weights(self) -> None:
+        return None
+
+    @property
+    def total(self) -> float:
+        return self.source.total
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        return self.marginals([attrs])[0]
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        cliques = [self.domain.check(c) for c in cliques]
+        return [self.compression.merge(c, counts)
+                for c, counts in zip(cliques, self.source.marginals(cliques), strict=True)]
 
 
 @dataclass
@@ -74,12 +106,24 @@ class DomainCompression:
         compressed = Domain(domain.attrs, [sizes[a] for a in domain.attrs])
         return cls(domain, compressed, mappings), restated
 
-    def apply(self, data: Dataset) -> Dataset:
-        """The records recoded onto the compressed domain."""
+    def apply(self, data: CountingSource) -> CountingSource:
+        """The data recoded onto the compressed domain: records in memory, or the counts
+        of a counting engine merged cell by cell."""
+        if not isinstance(data, Dataset):
+            return CompressedCounts(data, self)
         records = np.column_stack(
             [self.mappings[a][data.records[:, k]] for k, a in enumerate(self.original.attrs)]
         )
         return Dataset(records, self.compressed, data.weights)
+
+    def merge(self, attrs: Sequence[str], counts: np.ndarray) -> np.ndarray:
+        """A marginal on the original domain summed onto the compressed one."""
+        shape = self.compressed.project(attrs).shape
+        if not attrs:
+            return np.asarray(counts, dtype=np.float64)
+        merged = np.zeros(shape)
+        np.add.at(merged, np.ix_(*[self.mappings[a] for a in attrs]), counts)
+        return merged
 
     def expanded_cells(self, model: MarkovRandomField) -> int:
         """Cells of the tables :meth:`expand` would build (public, given the compression)."""

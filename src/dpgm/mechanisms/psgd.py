@@ -39,6 +39,8 @@ class PSGD(CliqueModelMechanism):
     target is refused as not attainable.
     """
 
+    needs_records = True  # Poisson lots of records
+
     privacy = "approx"
     estimators = ("sgd",)
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError
 from dpgm.models.pairwise import IsingModel
 from dpgm.validation import optional, positive
@@ -25,7 +25,7 @@ def l1_logistic_ising(data: Dataset, penalty: float | None = None, *,
     except ImportError:
         raise ImportError("the L1 logistic baseline needs scikit-learn: "
                           "pip install 'dpgm[bench]'") from None
-    data = require_dataset(data)
+    data = require_records(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("an Ising model needs binary attributes")
     penalty = optional(positive, "penalty", penalty)

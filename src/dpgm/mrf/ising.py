@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError
 from dpgm.models.pairwise import IsingModel
 from dpgm.mrf.regressions import fit_regressions
@@ -60,7 +60,7 @@ def learn_ising(
     scale at ρ, for comparison only: it is not ρ-zCDP; it warns and is charged its
     provable cost, up to twice the fit's ρ, which a fresh budget makes room for).
     """
-    data = require_dataset(data)
+    data = require_records(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("an Ising model needs binary attributes")
     weights, budget, steps = fit_regressions(

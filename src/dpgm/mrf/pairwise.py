@@ -26,7 +26,7 @@ from itertools import permutations
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError
 from dpgm.models.pairwise import PairwiseModel
 from dpgm.mrf.regressions import fit_regressions
@@ -75,7 +75,7 @@ def learn_pairwise(
     budget split (see the module); the other arguments as in
     :func:`dpgm.mrf.learn_ising` (``rho=None``: non-private, ``steps`` required).
     """
-    data = require_dataset(data)
+    data = require_records(data)
     sizes = set(data.domain.shape)
     if len(sizes) != 1:
         raise DataError("the pairwise learner needs attributes with one number of values")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError, PrivacyParameterError
 from dpgm.mrf.ising import learn_ising
 from dpgm.privacy.accounting import cdp_rho
@@ -78,7 +78,7 @@ def learn_structure(
     (:meth:`PrivacyBudget.approximate`), charged one (ε, δ) entry; a fresh one of (ε, δ)
     otherwise. The zCDP route may also be given a zCDP budget, which is charged ρ.
     """
-    data = require_dataset(data)
+    data = require_records(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("an Ising model needs binary attributes")
     epsilon = check_epsilon(epsilon)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import BudgetExceededError, DataError, ParameterError, PrivacyParameterError
 from dpgm.models.pairwise import TwiseModel
 from dpgm.mrf.ising import spin_regressions
@@ -72,7 +72,7 @@ def learn_twise(
     required; the ℓ∞ goal then uses the exact moments of part 2). The other arguments as
     in :func:`dpgm.mrf.learn_ising`; ``rounds`` of the moments' multiplicative weights.
     """
-    data = require_dataset(data)
+    data = require_records(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("a t-wise model needs binary attributes")
     order = integer("order", order, least=2)

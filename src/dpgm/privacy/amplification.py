@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import check_epsilon, warn_seeded
@@ -83,7 +83,7 @@ def poisson_subsample(
     is kept independently with probability ``beta``; ``rng=None`` draws the choice from
     the OS's cryptographic source (a release), a seed makes it reproducible (research only).
     """
-    data = require_dataset(data)
+    data = require_records(data)
     beta = check_rate(beta)
     epsilon = check_epsilon(epsilon)
     rng = check_seed(rng)

@@ -45,7 +45,7 @@ from itertools import combinations
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import (
     BudgetExceededError,
     DataError,
@@ -129,7 +129,7 @@ class FrankWolfeSelections:
                  radius: float, steps: int, rho: float | None,
                  budget: PrivacyBudget | None, rng: RngLike = None, selection: str = "em",
                  features: str = "spins", order: int = 2, label: str = "private Frank-Wolfe"):
-        data = require_dataset(data)
+        data = require_records(data)
         shape = data.domain.shape
         self.columns = feature_columns(shape, features, order)
         self.features = features

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_dataset, require_records
 from dpgm.errors import DataError, ParameterError, PrivacyParameterError
 from dpgm.measurement import KroneckerQuery, Measurement, is_integral, is_sparse
 from dpgm.privacy.budget import PrivacyBudget
@@ -69,7 +69,8 @@ def _check_data(data: Dataset) -> None:
     require_dataset(data)
     # A weight above 1 would let one record move a count by more than 1 (sensitivity > 1).
     # This is a check of the input's form, made before charging so a bad call costs nothing.
-    if data.weights is not None and data.weights.size and data.weights.max() > 1.0:
+    weights = getattr(data, "weights", None)  # a counting engine checks its own weights
+    if weights is not None and weights.size and weights.max() > 1.0:
         raise DataError(
             "record weights must be at most 1 for measurement (a larger weight lets one "
             "record change a count by more than 1); rescale the weights"
@@ -132,7 +133,7 @@ def measure_linear(
     _charge(budget, epsilon, rho, label or f"linear query on {clique}")
     gen = None if rng is None else as_generator(rng)
     # public facts only: unweighted counts times an integral query are integers
-    discrete = data.weights is None and is_integral(query)
+    discrete = not data.weighted and is_integral(query)
     answers = np.asarray(query @ data.marginal(clique).ravel(), dtype=np.float64).ravel()
     if rho is None:
         scale = sensitivity / total
@@ -173,10 +174,10 @@ def measure_marginals(
     # One generator for all cliques, so that a seed reproduces the whole call.
     gen = None if rng is None else as_generator(rng)
     # a public fact, never read off the counts: unweighted records give integer counts
-    discrete = data.weights is None
+    discrete = not data.weighted
     measurements = []
-    for clique, share in zip(cliques, shares, strict=True):
-        counts = data.marginal(clique)
+    # every table in one pass over the data where the engine can (DuckDB's GROUPING SETS)
+    for clique, share, counts in zip(cliques, shares, data.marginals(cliques), strict=True):
         if rho is None:
             scale = 1.0 / (total * share)
             noisy = laplace_noise(counts, scale, gen, discrete=discrete)
@@ -212,6 +213,7 @@ def measure_per_individual(
     """
     epsilon = check_epsilon(epsilon)
     _check_data(data)
+    data = require_records(data)
     if data.weights is not None:
         raise DataError("per-individual measurement weighs records itself: give unweighted data")
     cliques = _cliques(data, cliques)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import BudgetExceededError, DataError, DpgmError, PrivacyParameterError
 from dpgm.privacy.amplification import check_rate, secret_uniforms
 from dpgm.privacy.budget import PrivacyBudget
@@ -185,7 +185,7 @@ class NoisyGradientSums:
         label: str = "DP-SGD",
         individuals: np.ndarray | None = None,
     ):
-        data = require_dataset(data)
+        data = require_records(data)
         if individuals is not None:
             individuals = np.asarray(individuals)
             if individuals.shape != (len(data),):  # the count itself is never shown

@@ -32,7 +32,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
-from dpgm.dataset import Dataset, require_dataset
+from dpgm.dataset import Dataset, require_records
 from dpgm.errors import ParameterError, PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.noise import laplace_noise
@@ -130,7 +130,7 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     ``rng=None`` (a release): OS entropy for the blocks, OpenDP for the noise; a seed makes
     the run reproducible (research only).
     """
-    data = require_dataset(data)
+    data = require_records(data)
     if not callable(learner):
         raise ParameterError("learner must be a function of a Dataset")
     epsilon, delta, method = _checked(epsilon, delta, method, budget)
