@@ -268,7 +268,8 @@ def require_records(data: object) -> Dataset:
 
 
 def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:
-    """A CSV file (optionally compressed) as a DataFrame, or a one-line :class:`DataError`.
+    """A CSV file (optionally compressed) or a Parquet file as a DataFrame, or a one-line
+    :class:`DataError`.
 
     Column names must be distinct: pandas would silently rename a repeated ``a`` to
     ``a.1``, and the domain would then pick the wrong column. ``options`` go to
@@ -277,6 +278,8 @@ def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:
     """
     import pandas as pd
 
+    if str(path).lower().endswith((".parquet", ".pq")):
+        return _read_parquet(path, options)
     try:
         header = pd.read_csv(path, header=None, nrows=1, dtype=str)
         frame = pd.read_csv(path, **options)
@@ -293,4 +296,28 @@ def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:
     repeated = sorted({c for c in names if names.count(c) > 1})
     if repeated:
         raise DataError(f"{path}: the column name(s) {repeated} appear more than once")
+    return frame
+
+
+def _read_parquet(path: str | PathLike[str], options: dict) -> pd.DataFrame:
+    """A Parquet file as a DataFrame, by pyarrow or else DuckDB (``nrows=0``: the header;
+    ``dtype=str``: values as text)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError:
+        try:
+            import duckdb
+        except ImportError:
+            raise DataError(f"{path}: reading Parquet needs pyarrow or duckdb "
+                            "(pip install 'dpgm[duckdb]')") from None
+        literal = "'" + str(path).replace("'", "''") + "'"
+        frame = duckdb.connect().execute(f"SELECT * FROM read_parquet({literal})").df()
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+    if options.get("nrows") == 0:
+        frame = frame.iloc[:0]
+    if options.get("dtype") is str:
+        frame = frame.astype(str)
     return frame

@@ -78,3 +78,12 @@ def test_weights_outside_zero_one_and_unknown_formats_are_refused(tmp_path):
     with pytest.raises(DataError, match="reads .csv"):
         DuckDBTable(tmp_path / "records.json", DOMAIN)
     assert "5000" not in repr(DuckDBTable(path, DOMAIN))
+
+
+def test_parquet_files_load_in_memory_too(table):
+    from dpgm.dataset import read_table
+
+    folder, plain, _ = table
+    loaded = Dataset.from_pandas(read_table(folder / "records.parquet"), DOMAIN)
+    np.testing.assert_array_equal(loaded.marginal(["a", "d"]), plain.marginal(["a", "d"]))
+    assert list(read_table(folder / "records.parquet", nrows=0).columns)[:4] == list(DOMAIN.attrs)

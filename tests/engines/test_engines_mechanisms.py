@@ -74,3 +74,28 @@ def test_a_compressed_engine_counts_what_compressed_records_count(sources):
     assert counted.domain == in_memory.domain and in_memory.domain.shape == (2, 3, 1, 4)
     for clique in [("a",), ("b", "d"), ("a", "b", "c", "d"), ()]:
         np.testing.assert_array_equal(counted.marginal(clique), in_memory.marginal(clique))
+
+
+def test_the_command_line_gives_the_same_synthetic_data_on_both_engines(sources, tmp_path,
+                                                                        capsys):
+    import json
+
+    from dpgm.cli import main
+
+    memory, engine, _, _ = sources
+    (tmp_path / "domain.json").write_text(json.dumps(DOMAIN.to_dict()))
+    outputs = []
+    for name in ("numpy", "duckdb"):
+        out = tmp_path / f"{name}.csv"
+        status = main(["synth", str(engine.path), "--domain", str(tmp_path / "domain.json"),
+                       "--epsilon", "1", "--seed", "7", "--engine", name, "--out", str(out),
+                       "--rows", "200"])
+        assert status == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    err = capsys.readouterr().err
+    assert "counted by duckdb" in err and "3000" not in err
+    status = main(["synth", str(engine.path), "--domain", str(tmp_path / "domain.json"),
+                   "--epsilon", "1", "--mechanism", "psgd", "--engine", "duckdb", "--out",
+                   str(tmp_path / "psgd.csv")])
+    assert status == 2 and "use --engine numpy" in capsys.readouterr().err

@@ -29,6 +29,8 @@ NOT_PRIVATE_NOTE = (
     "steward's own checks, not for release"
 )
 MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
+#: --engine auto counts integer codes in a file larger than this with DuckDB
+AUTO_DUCKDB_BYTES = 2**30
 #: Python parameter -> command-line flag, for messages that suggest an option
 FLAGS = {
     "epsilon": "--epsilon",
@@ -164,12 +166,40 @@ def _public_inputs(args: argparse.Namespace):
     return None, Domain.load(args.domain)
 
 
-def _load(path: str, schema, domain):
-    """The records of ``path``: raw values encoded with the schema, or integer codes."""
+def _engine(args: argparse.Namespace, schema) -> str:
+    """The counting engine for this run, from public facts: the option, the input's form
+    and the file's size (the result is the same on every engine)."""
+    import importlib.util
+
+    from dpgm.errors import ParameterError
+
+    engine = getattr(args, "engine", "numpy")
+    installed = importlib.util.find_spec("duckdb") is not None
+    if engine == "duckdb":
+        if schema is not None:
+            raise ParameterError("--engine duckdb counts integer codes (--domain) for now; "
+                                 "a raw table with --schema needs --engine numpy")
+        if not installed:
+            raise ParameterError("--engine duckdb needs DuckDB: pip install 'dpgm[duckdb]'")
+        return engine
+    if engine == "auto":
+        large = os.path.exists(args.data) and os.path.getsize(args.data) > AUTO_DUCKDB_BYTES
+        return "duckdb" if schema is None and installed and large else "numpy"
+    return engine
+
+
+def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | None = None):
+    """The records of ``path``: raw values encoded with the schema, or integer codes (in
+    memory, or counted by DuckDB where it reads them)."""
     from dpgm.dataset import Dataset, read_table
 
     if schema is not None:
         return schema.encode(read_table(path))
+    if engine == "duckdb":
+        from dpgm.engines.duckdb import DuckDBTable
+
+        limit = None if max_memory is None else f"{int(max_memory)}B"
+        return DuckDBTable(path, domain, memory_limit=limit)
     return Dataset.load(path, domain)
 
 
@@ -242,8 +272,16 @@ def _synth(args: argparse.Namespace) -> int:
     if args.rows is not None:
         _check_rows(args.rows, len(domain), mechanism.max_memory)
 
-    data = _load(args.data, schema, domain)
-    _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
+    engine = _engine(args, schema)
+    if engine == "duckdb" and mechanism.needs_records:
+        from dpgm.errors import ParameterError
+
+        raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
+                             "use --engine numpy")
+    data = _load(args.data, schema, domain, engine, mechanism.max_memory)
+    # the number of records is private
+    _say(f"{'opened' if engine == 'duckdb' else 'read'} {args.data}: {len(domain)} attributes"
+         f"{', counted by duckdb' if engine == 'duckdb' else ''}")
     mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
     if args.rows is None and hasattr(mechanism.result, "total"):  # a model, not records
         _check_default_rows(mechanism.result)
@@ -521,6 +559,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the mechanism's)",
     )
     synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
+    synth.add_argument(
+        "--engine",
+        choices=("auto", "numpy", "duckdb"),
+        default="auto",
+        help="where the records are counted: numpy (in memory) or duckdb (out of core, "
+        "integer codes with --domain; pip install 'dpgm[duckdb]'); auto: duckdb for integer "
+        f"codes in a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is installed, numpy "
+        "otherwise. Every engine gives the same counts, so the same result for a seed "
+        "(default: auto)",
+    )
     synth.add_argument(
         "--given",
         action="append",
