@@ -251,7 +251,7 @@ class AIM(Mechanism):
         # the true marginal of every candidate, computed once (the scores' data access,
         # charged by each round's exponential mechanism)
         with clock("true marginals"):
-            truth = {r: data.marginal(r) for r in candidates}
+            truth = dict(zip(candidates, data.marginals(candidates), strict=True))
         fit_cells = max(int(max_cells), DEFAULT_MAX_CELLS)
         with clock("estimation (rounds)"):
             model = self.estimate(

@@ -495,7 +495,7 @@ class DualQuery(Mechanism):
         self.eta = eta = self.learning_rate(draws_rho, self.samples, rounds)
 
         queries = QuerySet(workload, domain)
-        answers, totals = queries.answers([data.marginal(c) for c in queries.cliques])
+        answers, totals = queries.answers(data.marginals(queries.cliques))
         hits = np.zeros(queries.size)
         records = np.empty((rounds, len(domain)), dtype=np.int64)
         draws = np.empty((rounds, self.samples), dtype=np.int64)

@@ -162,9 +162,9 @@ class MST(Mechanism):
         size = {p: cells(domain.project(p).shape) for p in combinations(attrs, 2)}
         candidates = [p for p in size if size[p] <= per_table]
         # L1 gap between the true pair marginal and the one-way model's; sensitivity 1
-        scores = {
-            pair: float(np.abs(data.marginal(pair) - independent.marginal(pair)).sum())
-            for pair in candidates
+        scores = {  # every pair counted in one pass where the engine can
+            pair: float(np.abs(counts - independent.marginal(pair)).sum())
+            for pair, counts in zip(candidates, data.marginals(candidates), strict=True)
         }
         epsilon = math.sqrt(8.0 * rho / rounds)  # each round costs ε²/8 of the ρ given
         components = nx.utils.UnionFind(attrs)

@@ -154,7 +154,9 @@ class MWEM(Mechanism):
         self.measurements = [count]
         self._say(f"measured the record count: {total:.1f} ({budget.mode}, {count_part:.4g})")
 
-        truth = {c: workload.answer(c, data.marginal(c)).ravel() for c in workload.cliques}
+        truth = {c: workload.answer(c, counts).ravel()  # one pass where the engine can
+                 for c, counts in zip(workload.cliques, data.marginals(workload.cliques),
+                                      strict=True)}
         current: MarkovRandomField | TableModel = TableModel(domain, {}, total, independent=True)
         model: MarkovRandomField | None = None
         for t in range(1, self.rounds + 1):

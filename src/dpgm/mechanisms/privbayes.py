@@ -279,9 +279,10 @@ class PrivBayes(Mechanism):
                 if child not in inside
                 for parents in parent_sets(domain, child, members, self.degree, threshold)
             ]
-            for pair in candidates:
-                if pair not in scores:
-                    scores[pair] = r_score(data.marginal((pair[0], *pair[1])))
+            new = [pair for pair in candidates if pair not in scores]
+            for pair, counts in zip(new, data.marginals([(c, *ps) for c, ps in new]),
+                                    strict=True):  # one pass per round where it can
+                scores[pair] = r_score(counts)
             pick = exponential_mechanism(
                 [scores[p] for p in candidates],
                 epsilon_round,
