@@ -167,8 +167,9 @@ def _public_inputs(args: argparse.Namespace):
 
 
 def _engine(args: argparse.Namespace, schema) -> str:
-    """The counting engine for this run, from public facts: the option, the input's form
-    and the file's size (the result is the same on every engine)."""
+    """The counting engine for this run, from the option, whether DuckDB is installed and
+    the file's size (the result is the same on every engine, and nothing says which ran
+    but a progress line)."""
     import importlib.util
 
     from dpgm.errors import ParameterError
@@ -176,15 +177,12 @@ def _engine(args: argparse.Namespace, schema) -> str:
     engine = getattr(args, "engine", "numpy")
     installed = importlib.util.find_spec("duckdb") is not None
     if engine == "duckdb":
-        if schema is not None:
-            raise ParameterError("--engine duckdb counts integer codes (--domain) for now; "
-                                 "a raw table with --schema needs --engine numpy")
         if not installed:
             raise ParameterError("--engine duckdb needs DuckDB: pip install 'dpgm[duckdb]'")
         return engine
     if engine == "auto":
         large = os.path.exists(args.data) and os.path.getsize(args.data) > AUTO_DUCKDB_BYTES
-        return "duckdb" if schema is None and installed and large else "numpy"
+        return "duckdb" if installed and large else "numpy"
     return engine
 
 
@@ -193,13 +191,15 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
     memory, or counted by DuckDB where it reads them)."""
     from dpgm.dataset import Dataset, read_table
 
-    if schema is not None:
-        return schema.encode(read_table(path))
     if engine == "duckdb":
         from dpgm.engines.duckdb import DuckDBTable
 
         limit = None if max_memory is None else f"{int(max_memory)}B"
+        if schema is not None:  # encoded block by block into a DuckDB table on disk
+            return DuckDBTable.encode(path, schema, memory_limit=limit)
         return DuckDBTable(path, domain, memory_limit=limit)
+    if schema is not None:
+        return schema.encode(read_table(path))
     return Dataset.load(path, domain)
 
 
@@ -563,11 +563,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("auto", "numpy", "duckdb"),
         default="auto",
-        help="where the records are counted: numpy (in memory) or duckdb (out of core, "
-        "integer codes with --domain; pip install 'dpgm[duckdb]'); auto: duckdb for integer "
-        f"codes in a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is installed, numpy "
-        "otherwise. Every engine gives the same counts, so the same result for a seed "
-        "(default: auto)",
+        help="where the records are counted: numpy (in memory) or duckdb (out of core; a raw "
+        "table is encoded with its schema block by block; pip install 'dpgm[duckdb]'); "
+        f"auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
+        "installed, numpy otherwise. Every engine gives the same counts, so the same result "
+        "for a seed (default: auto)",
     )
     synth.add_argument(
         "--given",

@@ -9,6 +9,7 @@ DuckDB is an optional dependency (``pip install 'dpgm[duckdb]'``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from os import PathLike
 from pathlib import Path
 
@@ -64,6 +65,51 @@ class DuckDBTable(CountingSource):
         literal = "'" + str(path).replace("'", "''") + "'"
         self._from = f"{reader}({literal})"
         self._check()
+
+    @classmethod
+    def encode(cls, source: str | PathLike[str], schema, *, chunk_rows: int = 500_000,
+               memory_limit: str | None = None,
+               temp_directory: str | PathLike[str] | None = None) -> DuckDBTable:
+        """A raw CSV (``.gz`` too) or Parquet file encoded with its public ``schema``, a
+        block of ``chunk_rows`` records at a time by the schema's own encoder (so the codes
+        are those of the in-memory path), into a DuckDB table on disk (removed with this
+        object). Memory is bounded by the block; the file is read once."""
+        import tempfile
+
+        import duckdb
+        import pandas as pd
+
+        path = Path(source)
+        if path.suffix.lower() not in FORMATS:
+            raise DataError(f"{path}: the duckdb engine reads .csv, .csv.gz and .parquet files")
+        if not path.exists():
+            raise DataError(f"{path}: no such file")
+        folder = tempfile.TemporaryDirectory(
+            dir=None if temp_directory is None else str(temp_directory), prefix="dpgm-")
+        connection = duckdb.connect(str(Path(folder.name) / "records.duckdb"))
+        if memory_limit is not None:
+            connection.execute(f"SET memory_limit = '{memory_limit}'")
+        domain = schema.domain
+        columns = ", ".join(f"{_quoted(a)} INTEGER" for a in domain.attrs)
+        connection.execute(f"CREATE TABLE records ({columns})")
+        if FORMATS[path.suffix.lower()] == "read_parquet":
+            reader = duckdb.connect().execute(
+                "SELECT * FROM read_parquet(?)", [str(path)])
+            vectors = max(1, chunk_rows // 2048)  # DuckDB hands out vectors of 2,048 rows
+            chunks = (reader.fetch_df_chunk(vectors) for _ in repeat(None))  # until empty
+        else:
+            chunks = pd.read_csv(path, chunksize=chunk_rows)
+        for chunk in chunks:
+            if len(chunk) == 0:  # the Parquet reader's end
+                break
+            frame = pd.DataFrame(schema.encode(chunk).records, columns=list(domain.attrs))
+            connection.register("chunk", frame)
+            connection.execute("INSERT INTO records SELECT * FROM chunk")
+            connection.unregister("chunk")
+        table = cls.__new__(cls)
+        table.domain, table.path, table.weight_column = domain, path, None
+        table._connection, table._from, table._folder = connection, "records", folder
+        return table
 
     # -- checks -----------------------------------------------------------------------
     def _check(self) -> None:

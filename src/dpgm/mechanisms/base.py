@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from dpgm.constraints import Forbidden, check_forbidden
-from dpgm.dataset import Dataset, require_dataset, require_records
+from dpgm.dataset import CountingSource, Dataset, require_dataset, require_records
 from dpgm.domain import Domain
 from dpgm.errors import DomainError, DpgmError, ParameterError, PrivacyWarning, option
 from dpgm.estimation import estimate
@@ -143,7 +143,7 @@ class Mechanism:
         # everything that can fail on public facts fails here, before the data are read
         workload = self.check(domain, workload, zeros=forbidden)
         if schema is not None:
-            data = schema.encode(data) if not isinstance(data, Dataset) else data
+            data = schema.encode(data) if not isinstance(data, CountingSource) else data
             if data.domain != schema.domain:
                 raise DomainError("the Dataset's domain is not the schema's")
         self.schema, self.zeros = schema, forbidden
