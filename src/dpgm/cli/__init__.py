@@ -180,6 +180,13 @@ def _engine(args: argparse.Namespace, schema) -> str:
         if not installed:
             raise ParameterError("--engine duckdb needs DuckDB: pip install 'dpgm[duckdb]'")
         return engine
+    if engine == "spark":
+        if schema is not None:
+            raise ParameterError("--engine spark counts integer codes (--domain); encode a "
+                                 "raw table first, or use --engine duckdb")
+        if importlib.util.find_spec("pyspark") is None:
+            raise ParameterError("--engine spark needs PySpark: pip install 'dpgm[spark]'")
+        return engine
     if engine == "auto":
         large = os.path.exists(args.data) and os.path.getsize(args.data) > AUTO_DUCKDB_BYTES
         return "duckdb" if installed and large else "numpy"
@@ -198,6 +205,13 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
         if schema is not None:  # encoded block by block into a DuckDB table on disk
             return DuckDBTable.encode(path, schema, memory_limit=limit)
         return DuckDBTable(path, domain, memory_limit=limit)
+    if engine == "spark":
+        from pyspark.sql import SparkSession
+
+        from dpgm.engines.spark import SparkTable
+
+        session = SparkSession.builder.appName("dpgm").getOrCreate()
+        return SparkTable(path, domain, session=session)
     if schema is not None:
         return schema.encode(read_table(path))
     return Dataset.load(path, domain)
@@ -273,15 +287,15 @@ def _synth(args: argparse.Namespace) -> int:
         _check_rows(args.rows, len(domain), mechanism.max_memory)
 
     engine = _engine(args, schema)
-    if engine == "duckdb" and mechanism.needs_records:
+    if engine != "numpy" and mechanism.needs_records:
         from dpgm.errors import ParameterError
 
         raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
                              "use --engine numpy")
     data = _load(args.data, schema, domain, engine, mechanism.max_memory)
     # the number of records is private
-    _say(f"{'opened' if engine == 'duckdb' else 'read'} {args.data}: {len(domain)} attributes"
-         f"{', counted by duckdb' if engine == 'duckdb' else ''}")
+    _say(f"{'read' if engine == 'numpy' else 'opened'} {args.data}: {len(domain)} attributes"
+         f"{'' if engine == 'numpy' else f', counted by {engine}'}")
     mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
     if args.rows is None and hasattr(mechanism.result, "total"):  # a model, not records
         _check_default_rows(mechanism.result)
@@ -561,13 +575,14 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
     synth.add_argument(
         "--engine",
-        choices=("auto", "numpy", "duckdb"),
+        choices=("auto", "numpy", "duckdb", "spark"),
         default="auto",
         help="where the records are counted: numpy (in memory) or duckdb (out of core; a raw "
         "table is encoded with its schema block by block; pip install 'dpgm[duckdb]'); "
         f"auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
-        "installed, numpy otherwise. Every engine gives the same counts, so the same result "
-        "for a seed (default: auto)",
+        "installed, numpy otherwise; spark: integer codes (--domain) counted by Spark, in the "
+        "session spark-submit sets up or a local one (pip install 'dpgm[spark]'). Every "
+        "engine gives the same counts, so the same result for a seed (default: auto)",
     )
     synth.add_argument(
         "--given",

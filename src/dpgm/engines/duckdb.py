@@ -8,26 +8,21 @@ DuckDB is an optional dependency (``pip install 'dpgm[duckdb]'``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from itertools import repeat
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
-from dpgm.dataset import CountingSource
 from dpgm.domain import Domain
+from dpgm.engines.sql import SQLCounts, quoted
 from dpgm.errors import DataError
 
 FORMATS = {".csv": "read_csv", ".gz": "read_csv", ".parquet": "read_parquet",
            ".pq": "read_parquet"}
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-class DuckDBTable(CountingSource):
+class DuckDBTable(SQLCounts):
     """Integer-coded records in a CSV (``.gz`` too) or Parquet file, counted by DuckDB.
 
     One column per attribute of ``domain`` holding codes ``0..size-1`` (other columns are
@@ -64,7 +59,7 @@ class DuckDBTable(CountingSource):
                 self._connection.execute(f"SET {name} = '{value}'")
         literal = "'" + str(path).replace("'", "''") + "'"
         self._from = f"{reader}({literal})"
-        self._check()
+        self._check(self._header())
 
     @classmethod
     def encode(cls, source: str | PathLike[str], schema, *, chunk_rows: int = 500_000,
@@ -90,7 +85,7 @@ class DuckDBTable(CountingSource):
         if memory_limit is not None:
             connection.execute(f"SET memory_limit = '{memory_limit}'")
         domain = schema.domain
-        columns = ", ".join(f"{_quoted(a)} INTEGER" for a in domain.attrs)
+        columns = ", ".join(f"{quoted(a)} INTEGER" for a in domain.attrs)
         connection.execute(f"CREATE TABLE records ({columns})")
         if FORMATS[path.suffix.lower()] == "read_parquet":
             reader = duckdb.connect().execute(
@@ -111,90 +106,13 @@ class DuckDBTable(CountingSource):
         table._connection, table._from, table._folder = connection, "records", folder
         return table
 
-    # -- checks -----------------------------------------------------------------------
-    def _check(self) -> None:
-        header = [row[0] for row in self._connection.execute(
+    def _header(self) -> list[str]:
+        return [row[0] for row in self._connection.execute(
             f"DESCRIBE SELECT * FROM {self._from}").fetchall()]
-        missing = [a for a in self.domain.attrs if a not in header]
-        if missing:
-            raise DataError(f"{self.path} has no column for {missing}")
-        if self.weight_column is not None and self.weight_column not in header:
-            raise DataError(f"{self.path} has no weights column {self.weight_column!r}")
-        # one pass: is every code a whole number in range, is every weight in [0, 1]?
-        tests = [f"bool_or({_quoted(a)} IS NULL OR {_quoted(a)} < 0 OR {_quoted(a)} >= {k} "
-                 f"OR {_quoted(a)} <> floor({_quoted(a)}))"
-                 for a, k in zip(self.domain.attrs, self.domain.shape, strict=True)]
-        if self.weight_column is not None:
-            w = _quoted(self.weight_column)
-            tests.append(f"bool_or({w} IS NULL OR {w} < 0 OR {w} > 1)")
-        bad = self._connection.execute(f"SELECT {', '.join(tests)} FROM {self._from}").fetchone()
-        for attr, size, flag in zip(self.domain.attrs, self.domain.shape, bad, strict=False):
-            if flag:
-                raise DataError(f"column {attr!r} must hold whole codes 0..{size - 1} "
-                                "(found another value or a missing one)")
-        if self.weight_column is not None and bad[-1]:
-            raise DataError(f"weights column {self.weight_column!r} must hold numbers in "
-                            "[0, 1] (found another value or a missing one)")
 
-    # -- counting ---------------------------------------------------------------------
-    def _measure(self) -> str:
-        return "count(*)" if self.weight_column is None else f"sum({_quoted(self.weight_column)})"
-
-    @property
-    def weights(self) -> None:
-        """Always None: the weights stay in the file (see ``weight_column``)."""
-        return None
-
-    @property
-    def weighted(self) -> bool:
-        return self.weight_column is not None
-
-    def __len__(self) -> int:
-        return int(self._connection.execute(f"SELECT count(*) FROM {self._from}").fetchone()[0])
-
-    @property
-    def total(self) -> float:
-        """Number of records, or the sum of the weights."""
-        found = self._connection.execute(f"SELECT {self._measure()} FROM {self._from}").fetchone()
-        return float(found[0] or 0.0)
-
-    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
-        """Counts (or summed weights) of every cell of the marginal on ``attrs``."""
-        return self.marginals([attrs])[0]
-
-    def marginals(self, cliques: Sequence[Iterable[str]]) -> list[np.ndarray]:
-        """The marginals on several attribute sets, in one pass over the file (GROUPING
-        SETS): what MST, AIM and PrivBayes measure together."""
-        cliques = [self.domain.check(c) for c in cliques]
-        if not cliques:
-            return []
-        columns = sorted({a for c in cliques for a in c}, key=self.domain.attrs.index)
-        if not columns:
-            return [np.array(self.total) for _ in cliques]
-        sets = ", ".join("(" + ", ".join(_quoted(a) for a in c) + ")" for c in cliques)
-        selected = ", ".join(_quoted(a) for a in columns)
-        grouping = f"grouping({selected})"  # a bit per column, set where not grouped
-        rows = self._connection.execute(
-            f"SELECT {grouping}, {selected}, {self._measure()} FROM {self._from} "
-            f"GROUP BY GROUPING SETS ({sets})").fetchnumpy()
-        ids = np.asarray(rows[list(rows)[0]])
-        out = []
-        for clique in cliques:
-            shape = self.domain.project(clique).shape
-            table = np.zeros(int(np.prod(shape)), dtype=np.float64)
-            # grouping() has bit j set (from the left) when columns[j] is not grouped
-            want = sum(1 << (len(columns) - 1 - columns.index(a))
-                       for a in columns if a not in clique)
-            mine = ids == want
-            values = np.asarray(rows[list(rows)[-1]], dtype=np.float64)[mine]
-            if clique:
-                codes = tuple(np.asarray(rows[list(rows)[1 + columns.index(a)]])[mine]
-                              .astype(np.int64) for a in clique)
-                np.add.at(table, np.ravel_multi_index(codes, shape), values)
-            else:
-                table[0] = values.sum()
-            out.append(table.reshape(shape) if clique else np.array(table[0]))
-        return out
+    def _fetch(self, sql: str) -> list[np.ndarray]:
+        result = self._connection.execute(sql).fetchnumpy()
+        return [np.asarray(result[name]) for name in result]
 
     def __repr__(self) -> str:
         # the number of records is private: a repr may end up in a log

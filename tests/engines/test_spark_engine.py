@@ -1,0 +1,91 @@
+"""The Spark counting engine in local mode: the marginals and the fits of the in-memory
+Dataset (skipped where PySpark or Java is missing)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgm import Dataset, Domain
+from dpgm.mechanisms import REGISTRY
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs Java", allow_module_level=True)
+from dpgm.engines.spark import SparkTable  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+DOMAIN = Domain(["a", "b", "c"], [3, 4, 2])
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("dpgm-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    rng = np.random.default_rng(1)
+    records = np.column_stack([rng.integers(k, size=2000) for k in DOMAIN.shape])
+    weights = rng.uniform(0, 1, 2000)
+    path = tmp_path_factory.mktemp("spark") / "records.csv"
+    pd.DataFrame(records, columns=DOMAIN.attrs).assign(w=weights).to_csv(path, index=False)
+    return path, Dataset(records, DOMAIN), Dataset(records, DOMAIN, weights)
+
+
+def test_spark_marginals_are_the_in_memory_ones(spark, table):
+    path, plain, weighted = table
+    for weights, reference in ((None, plain), ("w", weighted)):
+        engine = SparkTable(str(path), DOMAIN, weights=weights, session=spark)
+        assert len(engine) == len(reference)
+        assert engine.total == pytest.approx(reference.total, rel=1e-12)
+        cliques = [("a",), ("c", "a"), ("a", "b", "c"), ()]
+        for got, clique in zip(engine.marginals(cliques), cliques, strict=True):
+            np.testing.assert_allclose(got, reference.marginal(clique), rtol=1e-12)
+
+
+def test_mst_fits_the_same_model_on_spark(spark, table):
+    path, plain, _ = table
+    fitted = []
+    for data in (plain, SparkTable(str(path), DOMAIN, session=spark)):
+        mechanism = REGISTRY["mst"](1.0)
+        mechanism.fit(data, rng=2)
+        fitted.append(mechanism.synthetic_data(100, rng=3).records)
+    assert np.array_equal(fitted[0], fitted[1])
+
+
+def test_a_bad_code_is_refused(spark, tmp_path):
+    from dpgm.errors import DataError
+
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"a": [0, 5], "b": [0, 1], "c": [0, 1]}).to_csv(path, index=False)
+    with pytest.raises(DataError, match="'a' must hold"):
+        SparkTable(str(path), DOMAIN, session=spark)
+
+
+def test_the_command_line_counts_with_spark(spark, table, tmp_path, capsys):
+    import json
+
+    from dpgm.cli import main
+
+    path, _, _ = table
+    (tmp_path / "domain.json").write_text(json.dumps(DOMAIN.to_dict()))
+    outputs = []
+    for name in ("numpy", "spark"):
+        out = tmp_path / f"{name}.csv"
+        assert main(["synth", str(path), "--domain", str(tmp_path / "domain.json"),
+                     "--epsilon", "1", "--seed", "4", "--engine", name, "--out", str(out),
+                     "--rows", "50"]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    assert "counted by spark" in capsys.readouterr().err
