@@ -7,7 +7,8 @@ process fits the mechanism and reports its wall time and peak resident memory (t
 child's ``ru_maxrss``); the in-memory engine has to load the table first. Last, both
 engines run under an address-space limit (``--limit``, default 3 GiB) too small for the
 table in memory: DuckDB (``memory_limit`` 1 GB, spilling to disk) should complete and
-NumPy fail.
+NumPy fail. Where PySpark is installed, MST also runs on Spark ``local[2]`` (the driver's
+peak memory is reported; the JVM's is not).
 
 Run by hand: ``.venv/bin/python benchmarks/scale_out.py [--rows 20000000]``; the last line
 printed is one line of JSON with every figure.
@@ -16,6 +17,7 @@ printed is one line of JSON with every figure.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import multiprocessing
 import resource
 import time
@@ -74,6 +76,15 @@ def fit(task: tuple[str, str, str, int | None], queue) -> None:
 
             data = DuckDBTable(path, domain(), memory_limit="1GB",
                                temp_directory=str(Path(path).parent / "spill"))
+        elif engine == "spark":
+            from pyspark.sql import SparkSession
+
+            from dpgm.engines.spark import SparkTable
+
+            session = (SparkSession.builder.master("local[2]").appName("dpgm-scale-out")
+                       .config("spark.ui.enabled", "false").getOrCreate())
+            session.sparkContext.setLogLevel("ERROR")
+            data = SparkTable(path, domain(), session=session)
         else:
             from dpgm import Dataset
             from dpgm.dataset import read_table
@@ -117,6 +128,12 @@ def main() -> None:
                                     "file": source, **result})
             rows.append([mechanism, engine, source, *_describe(result)])
             print(rows[-1], flush=True)
+    if importlib.util.find_spec("pyspark") is not None:  # the driver's memory only
+        result = run(("mst", "spark", str(paths["parquet"]), None))
+        figures["runs"].append({"mechanism": "mst", "engine": "spark", "file": "parquet",
+                                **result})
+        rows.append(["mst", "spark local[2]", "parquet", *_describe(result)])
+        print(rows[-1], flush=True)
     for engine, source in (("numpy", "parquet"), ("duckdb", "parquet")):
         result = run(("mst", engine, str(paths[source]), int(args.limit)))
         figures["runs"].append({"mechanism": "mst", "engine": engine, "file": source,
