@@ -20,6 +20,7 @@ import argparse
 import importlib.util
 import multiprocessing
 import resource
+import tempfile
 import time
 from pathlib import Path
 
@@ -110,7 +111,8 @@ def run(task) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=20_000_000)
-    parser.add_argument("--folder", default="/tmp/dpgm-scale-out")
+    parser.add_argument("--folder", default=str(Path(tempfile.gettempdir()) / "dpgm-scale-out"),
+                        help="where the generated files go (default: the system's temp folder)")
     parser.add_argument("--limit", type=float, default=3 * 2**30,
                         help="address-space limit (bytes) of the last two runs")
     args = parser.parse_args()

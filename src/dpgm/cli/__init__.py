@@ -168,8 +168,8 @@ def _public_inputs(args: argparse.Namespace):
 
 def _engine(args: argparse.Namespace, schema) -> str:
     """The counting engine for this run, from the option, whether DuckDB is installed and
-    the file's size (the result is the same on every engine, and nothing says which ran
-    but a progress line)."""
+    the file's size (the result is the same on every engine, and with ``auto`` nothing
+    printed says which ran)."""
     import importlib.util
 
     from dpgm.errors import ParameterError
@@ -293,9 +293,10 @@ def _synth(args: argparse.Namespace) -> int:
         raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
                              "use --engine numpy")
     data = _load(args.data, schema, domain, engine, mechanism.max_memory)
-    # the number of records is private
-    _say(f"{'read' if engine == 'numpy' else 'opened'} {args.data}: {len(domain)} attributes"
-         f"{'' if engine == 'numpy' else f', counted by {engine}'}")
+    # the number of records is private, and so is the file's size: the engine auto chose
+    # from it is not named (the result is the same on every engine)
+    _say(f"read {args.data}: {len(domain)} attributes"
+         f"{f', counted by {engine}' if args.engine != 'auto' else ''}")
     mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
     if args.rows is None and hasattr(mechanism.result, "total"):  # a model, not records
         _check_default_rows(mechanism.result)

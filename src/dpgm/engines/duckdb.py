@@ -22,6 +22,17 @@ FORMATS = {".csv": "read_csv", ".gz": "read_csv", ".parquet": "read_parquet",
            ".pq": "read_parquet"}
 
 
+def _file(source: str | PathLike[str]) -> tuple[Path, str]:
+    """The path of a file the engine can read, and DuckDB's reader for it."""
+    path = Path(source)
+    reader = FORMATS.get(path.suffix.lower())
+    if reader is None:
+        raise DataError(f"{path}: the duckdb engine reads .csv, .csv.gz and .parquet files")
+    if not path.exists():
+        raise DataError(f"{path}: no such file")
+    return path, reader
+
+
 class DuckDBTable(SQLCounts):
     """Integer-coded records in a CSV (``.gz`` too) or Parquet file, counted by DuckDB.
 
@@ -42,12 +53,7 @@ class DuckDBTable(SQLCounts):
                               ) from None
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
-        path = Path(source)
-        reader = FORMATS.get(path.suffix.lower())
-        if reader is None:
-            raise DataError(f"{path}: the duckdb engine reads .csv, .csv.gz and .parquet files")
-        if not path.exists():
-            raise DataError(f"{path}: no such file")
+        path, reader = _file(source)
         self.domain = domain
         self.path = path
         self.weight_column = weights
@@ -74,11 +80,7 @@ class DuckDBTable(SQLCounts):
         import duckdb
         import pandas as pd
 
-        path = Path(source)
-        if path.suffix.lower() not in FORMATS:
-            raise DataError(f"{path}: the duckdb engine reads .csv, .csv.gz and .parquet files")
-        if not path.exists():
-            raise DataError(f"{path}: no such file")
+        path, reader = _file(source)
         folder = tempfile.TemporaryDirectory(
             dir=None if temp_directory is None else str(temp_directory), prefix="dpgm-")
         connection = duckdb.connect(str(Path(folder.name) / "records.duckdb"))
@@ -87,11 +89,10 @@ class DuckDBTable(SQLCounts):
         domain = schema.domain
         columns = ", ".join(f"{quoted(a)} INTEGER" for a in domain.attrs)
         connection.execute(f"CREATE TABLE records ({columns})")
-        if FORMATS[path.suffix.lower()] == "read_parquet":
-            reader = duckdb.connect().execute(
-                "SELECT * FROM read_parquet(?)", [str(path)])
+        if reader == "read_parquet":
+            result = duckdb.connect().execute("SELECT * FROM read_parquet(?)", [str(path)])
             vectors = max(1, chunk_rows // 2048)  # DuckDB hands out vectors of 2,048 rows
-            chunks = (reader.fetch_df_chunk(vectors) for _ in repeat(None))  # until empty
+            chunks = (result.fetch_df_chunk(vectors) for _ in repeat(None))  # until empty
         else:
             chunks = pd.read_csv(path, chunksize=chunk_rows)
         for chunk in chunks:

@@ -71,9 +71,10 @@ class SparkTable(SQLCounts):
         self._check(list(frame.columns))
 
     def _fetch(self, sql: str) -> list[np.ndarray]:
-        rows = self._spark.sql(sql).collect()  # count tables only: small
+        frame = self._spark.sql(sql)
+        rows = frame.collect()  # count tables only: small
         if not rows:
-            return [np.array([]) for _ in self._spark.sql(sql).columns]
+            return [np.array([]) for _ in frame.columns]
         return [np.array([row[k] for row in rows], dtype=object if any(
             row[k] is None for row in rows) else None) for k in range(len(rows[0]))]
 
