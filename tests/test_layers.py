@@ -25,14 +25,14 @@ LAYERS = {
     "memory": 1,
     "domain": 2,
     "dataset": 3,
-    "engines": 3.5,  # counting the records where they are (DuckDB), below the privacy layer
+    "engines": 3.5,  # counting (and encoding) the records where they are, below the privacy layer
     "constraints": 3,
     "factor": 3,
     "measurement": 3,
     "workload": 3,
     "privacy": 4,
     "inference": 4,
-    "schema": 4,
+    "schema": 3.2,  # the public description of a raw table: the data layer
     "model": 5,
     "estimation": 6,
     "models": 6,

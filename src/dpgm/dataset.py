@@ -304,8 +304,14 @@ def _read_parquet(path: str | PathLike[str], options: dict) -> pd.DataFrame:
     ``dtype=str``: values as text)."""
     import pandas as pd
 
+    header_only = options.get("nrows") == 0  # the file's schema, not its records
     try:
-        frame = pd.read_parquet(path)
+        if header_only:
+            import pyarrow.parquet
+
+            frame = pyarrow.parquet.read_schema(path).empty_table().to_pandas()
+        else:
+            frame = pd.read_parquet(path)
     except ImportError:
         try:
             import duckdb
@@ -313,11 +319,14 @@ def _read_parquet(path: str | PathLike[str], options: dict) -> pd.DataFrame:
             raise DataError(f"{path}: reading Parquet needs pyarrow or duckdb "
                             "(pip install 'dpgm[duckdb]')") from None
         literal = "'" + str(path).replace("'", "''") + "'"
-        frame = duckdb.connect().execute(f"SELECT * FROM read_parquet({literal})").df()
+        limit = " LIMIT 0" if header_only else ""
+        try:
+            frame = duckdb.connect().execute(
+                f"SELECT * FROM read_parquet({literal}){limit}").df()
+        except duckdb.Error as exc:
+            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
-    if options.get("nrows") == 0:
-        frame = frame.iloc[:0]
     if options.get("dtype") is str:
         frame = frame.astype(str)
     return frame

@@ -87,31 +87,3 @@ def test_parquet_files_load_in_memory_too(table):
     loaded = Dataset.from_pandas(read_table(folder / "records.parquet"), DOMAIN)
     np.testing.assert_array_equal(loaded.marginal(["a", "d"]), plain.marginal(["a", "d"]))
     assert list(read_table(folder / "records.parquet", nrows=0).columns)[:4] == list(DOMAIN.attrs)
-
-
-def test_a_raw_file_encoded_by_blocks_counts_what_the_in_memory_encoding_counts(tmp_path):
-    """Labels, a missing value, a binned number with clipping, in small blocks of a CSV and
-    of a Parquet file: the marginals equal those of the schema's encoding in memory."""
-    from dpgm.schema import Schema
-
-    rng = np.random.default_rng(4)
-    n = 2_000
-    frame = pd.DataFrame({
-        "colour": rng.choice(["red", "green", "blue", None], size=n),
-        "size": rng.choice(["S", "M", "L"], size=n),
-        "age": np.round(rng.normal(40, 20, size=n), 1),
-    })
-    schema = Schema.from_json({"columns": {
-        "colour": {"kind": "categorical", "labels": ["red", "green", "blue"], "nullable": True},
-        "size": {"kind": "categorical", "labels": ["S", "M", "L"]},
-        "age": {"kind": "numeric", "lower": 0, "upper": 90, "bins": 9},
-    }})
-    frame.to_csv(tmp_path / "raw.csv", index=False)
-    duckdb.sql(f"COPY (SELECT * FROM read_csv('{tmp_path / 'raw.csv'}')) "
-               f"TO '{tmp_path / 'raw.parquet'}' (FORMAT parquet)")
-    reference = schema.encode(pd.read_csv(tmp_path / "raw.csv"))
-    for name in ("raw.csv", "raw.parquet"):
-        engine = DuckDBTable.encode(tmp_path / name, schema, chunk_rows=300)
-        assert len(engine) == n
-        for clique in [("colour",), ("age", "size"), ("colour", "size", "age")]:
-            np.testing.assert_array_equal(engine.marginal(clique), reference.marginal(clique))

@@ -127,3 +127,8 @@ def test_a_raw_table_with_its_schema_gives_the_same_synthetic_data_on_both_engin
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1]
     assert "red" in outputs[0]  # labels, not codes
+    # progress while counting, and nothing about the data: no count of records
+    said = capsys.readouterr().err
+    assert "encoding raw.csv with the schema in one pass" in said
+    assert "marginal(s) on" in said and "in one pass over the records" in said
+    assert "1500" not in said and "1,500" not in said

@@ -17,20 +17,10 @@ if shutil.which("java") is None:
     pytest.skip("Spark needs Java", allow_module_level=True)
 from dpgm.engines.spark import SparkTable  # noqa: E402
 
+# the local[2] session: the ``spark`` fixture of conftest.py
+
 pytestmark = pytest.mark.filterwarnings("ignore")
 DOMAIN = Domain(["a", "b", "c"], [3, 4, 2])
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("dpgm-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +79,27 @@ def test_the_command_line_counts_with_spark(spark, table, tmp_path, capsys):
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1]
     assert "counted by spark" in capsys.readouterr().err
+
+
+def test_a_raw_table_with_its_schema_on_the_command_line_as_in_memory(spark, tmp_path, capsys):
+    import json
+
+    from dpgm.cli import main
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"colour": rng.choice(["red", "green", None], size=800),
+                          "age": np.round(rng.uniform(-5, 95, size=800), 1)})
+    frame.to_csv(tmp_path / "raw.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps({"columns": {
+        "colour": {"kind": "categorical", "labels": ["red", "green"], "nullable": True},
+        "age": {"kind": "numeric", "lower": 0, "upper": 90, "bins": 9}}}))
+    outputs = []
+    for name in ("numpy", "spark"):
+        out = tmp_path / f"{name}.csv"
+        assert main(["synth", str(tmp_path / "raw.csv"), "--schema", str(tmp_path / "schema.json"),
+                     "--epsilon", "1", "--seed", "2", "--engine", name, "--out", str(out),
+                     "--rows", "60"]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] and "green" in outputs[0]
+    said = capsys.readouterr().err
+    assert "encoding" in said and "800" not in said

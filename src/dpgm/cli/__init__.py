@@ -181,9 +181,6 @@ def _engine(args: argparse.Namespace, schema) -> str:
             raise ParameterError("--engine duckdb needs DuckDB: pip install 'dpgm[duckdb]'")
         return engine
     if engine == "spark":
-        if schema is not None:
-            raise ParameterError("--engine spark counts integer codes (--domain); encode a "
-                                 "raw table first, or use --engine duckdb")
         if importlib.util.find_spec("pyspark") is None:
             raise ParameterError("--engine spark needs PySpark: pip install 'dpgm[spark]'")
         return engine
@@ -195,26 +192,31 @@ def _engine(args: argparse.Namespace, schema) -> str:
 
 def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | None = None):
     """The records of ``path``: raw values encoded with the schema, or integer codes (in
-    memory, or counted by DuckDB where it reads them)."""
+    memory, or counted by DuckDB or Spark where they read them, with progress lines)."""
     from dpgm.dataset import Dataset, read_table
 
     if engine == "duckdb":
         from dpgm.engines.duckdb import DuckDBTable
 
         limit = None if max_memory is None else f"{int(max_memory)}B"
-        if schema is not None:  # encoded block by block into a DuckDB table on disk
-            return DuckDBTable.encode(path, schema, memory_limit=limit)
-        return DuckDBTable(path, domain, memory_limit=limit)
-    if engine == "spark":
+        if schema is not None:  # encoded inside DuckDB into a table of codes on disk
+            return DuckDBTable.encode(path, schema, memory_limit=limit, progress=_say)
+        table = DuckDBTable(path, domain, memory_limit=limit)
+    elif engine == "spark":
         from pyspark.sql import SparkSession
 
         from dpgm.engines.spark import SparkTable
 
         session = SparkSession.builder.appName("dpgm").getOrCreate()
-        return SparkTable(path, domain, session=session)
-    if schema is not None:
-        return schema.encode(read_table(path))
-    return Dataset.load(path, domain)
+        if schema is not None:
+            return SparkTable.encode(path, schema, session=session, progress=_say)
+        table = SparkTable(path, domain, session=session)
+    else:
+        if schema is not None:
+            return schema.encode(read_table(path))
+        return Dataset.load(path, domain)
+    table.progress = _say
+    return table
 
 
 def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:

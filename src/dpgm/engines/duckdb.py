@@ -8,14 +8,15 @@ DuckDB is an optional dependency (``pip install 'dpgm[duckdb]'``).
 
 from __future__ import annotations
 
-from itertools import repeat
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.engines.sql import SQLCounts, quoted
+from dpgm.engines.encoding import DUCKDB
+from dpgm.engines.sql import RawSource, SQLCounts
 from dpgm.errors import DataError
 
 FORMATS = {".csv": "read_csv", ".gz": "read_csv", ".parquet": "read_parquet",
@@ -33,6 +34,23 @@ def _file(source: str | PathLike[str]) -> tuple[Path, str]:
     return path, reader
 
 
+def _connect(database: str = ":memory:", *, memory_limit: str | None = None,
+             temp_directory: str | PathLike[str] | None = None, threads: int | None = None):
+    """A DuckDB connection with the engine's limits."""
+    try:
+        import duckdb
+    except ImportError:
+        raise ImportError("the duckdb engine needs DuckDB: pip install 'dpgm[duckdb]'"
+                          ) from None
+    connection = duckdb.connect(database)
+    settings = {"memory_limit": memory_limit, "threads": threads,
+                "temp_directory": None if temp_directory is None else str(temp_directory)}
+    for name, value in settings.items():
+        if value is not None:
+            connection.execute(f"SET {name} = {DUCKDB.literal(str(value))}")
+    return connection
+
+
 class DuckDBTable(SQLCounts):
     """Integer-coded records in a CSV (``.gz`` too) or Parquet file, counted by DuckDB.
 
@@ -40,71 +58,61 @@ class DuckDBTable(SQLCounts):
     ignored), and optionally a ``weights`` column of record weights in [0, 1]. The file is
     checked when the table is made (columns, codes, weights), as a Dataset checks its
     array. ``memory_limit`` (e.g. ``"1GB"``) bounds DuckDB's memory; ``temp_directory``
-    is where it spills.
+    is where it spills. A raw table goes through :meth:`encode` instead.
     """
 
     def __init__(self, source: str | PathLike[str], domain: Domain, *,
                  weights: str | None = None, memory_limit: str | None = None,
                  temp_directory: str | PathLike[str] | None = None, threads: int | None = None):
-        try:
-            import duckdb
-        except ImportError:
-            raise ImportError("the duckdb engine needs DuckDB: pip install 'dpgm[duckdb]'"
-                              ) from None
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
         path, reader = _file(source)
-        self.domain = domain
-        self.path = path
-        self.weight_column = weights
-        self._connection = duckdb.connect()
-        settings = {"memory_limit": memory_limit, "threads": threads,
-                    "temp_directory": None if temp_directory is None else str(temp_directory)}
-        for name, value in settings.items():
-            if value is not None:
-                self._connection.execute(f"SET {name} = '{value}'")
-        literal = "'" + str(path).replace("'", "''") + "'"
-        self._from = f"{reader}({literal})"
+        self._connection = _connect(memory_limit=memory_limit, temp_directory=temp_directory,
+                                    threads=threads)
+        self.domain, self.path, self.weight_column = domain, path, weights
+        self._from = f"{reader}({DUCKDB.literal(str(path))})"
         self._check(self._header())
 
     @classmethod
-    def encode(cls, source: str | PathLike[str], schema, *, chunk_rows: int = 500_000,
+    def encode(cls, source: str | PathLike[str], schema, *, weights: str | None = None,
                memory_limit: str | None = None,
-               temp_directory: str | PathLike[str] | None = None) -> DuckDBTable:
-        """A raw CSV (``.gz`` too) or Parquet file encoded with its public ``schema``, a
-        block of ``chunk_rows`` records at a time by the schema's own encoder (so the codes
-        are those of the in-memory path), into a DuckDB table on disk (removed with this
-        object). Memory is bounded by the block; the file is read once."""
+               temp_directory: str | PathLike[str] | None = None, threads: int | None = None,
+               progress: Callable[[str], None] | None = None) -> DuckDBTable:
+        """A raw CSV (``.gz`` too) or Parquet file encoded by its public ``schema`` inside
+        DuckDB's SQL (labels, bins, clipping, missing values: the codes of
+        ``schema.encode``) in one pass, into a table of codes on disk that is removed with
+        this object; ``weights`` may name a column of record weights in [0, 1]. Memory is
+        bounded as for a file of codes. CSV files are read as text, as pandas would read
+        them (:mod:`dpgm.engines.encoding` says where the two differ)."""
         import tempfile
 
-        import duckdb
-        import pandas as pd
+        from dpgm.dataset import read_table
+        from dpgm.schema import Schema
 
+        if not isinstance(schema, Schema):
+            raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
         path, reader = _file(source)
+        read_table(path, nrows=0)  # a header with a repeated name is refused, as in memory
         folder = tempfile.TemporaryDirectory(
             dir=None if temp_directory is None else str(temp_directory), prefix="dpgm-")
-        connection = duckdb.connect(str(Path(folder.name) / "records.duckdb"))
-        if memory_limit is not None:
-            connection.execute(f"SET memory_limit = '{memory_limit}'")
-        domain = schema.domain
-        columns = ", ".join(f"{quoted(a)} INTEGER" for a in domain.attrs)
-        connection.execute(f"CREATE TABLE records ({columns})")
-        if reader == "read_parquet":
-            result = duckdb.connect().execute("SELECT * FROM read_parquet(?)", [str(path)])
-            vectors = max(1, chunk_rows // 2048)  # DuckDB hands out vectors of 2,048 rows
-            chunks = (result.fetch_df_chunk(vectors) for _ in repeat(None))  # until empty
-        else:
-            chunks = pd.read_csv(path, chunksize=chunk_rows)
-        for chunk in chunks:
-            if len(chunk) == 0:  # the Parquet reader's end
-                break
-            frame = pd.DataFrame(schema.encode(chunk).records, columns=list(domain.attrs))
-            connection.register("chunk", frame)
-            connection.execute("INSERT INTO records SELECT * FROM chunk")
-            connection.unregister("chunk")
         table = cls.__new__(cls)
-        table.domain, table.path, table.weight_column = domain, path, None
-        table._connection, table._from, table._folder = connection, "records", folder
+        table._folder = folder  # the codes' database lives as long as the table
+        table._connection = _connect(str(Path(folder.name) / "records.duckdb"),
+                                     memory_limit=memory_limit,
+                                     temp_directory=temp_directory, threads=threads)
+        table.domain, table.path, table.weight_column = schema.domain, path, weights
+        table.progress = progress
+        literal = DUCKDB.literal(str(path))
+        csv = reader == "read_csv"
+        raw = f"read_csv({literal}, header = true, all_varchar = true)" if csv else \
+            f"read_parquet({literal})"
+        types = {name: kind for name, kind, *_ in
+                 table._connection.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()}
+        table._raw = RawSource(schema, types, raw, csv)
+        table._say(f"encoding {path.name} with the schema in one pass")
+        table._connection.execute(f"CREATE TABLE records AS {table._encoding(table._raw, weights)}")
+        table._from = "records"
+        table._check(list(schema.domain.attrs) + ([weights] if weights else []))
         return table
 
     def _header(self) -> list[str]:

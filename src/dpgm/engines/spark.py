@@ -19,56 +19,96 @@ On a cluster, with the integer-coded table in Parquet on shared storage::
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from os import PathLike
 
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.engines.sql import SQLCounts
+from dpgm.engines.encoding import SPARK
+from dpgm.engines.sql import RawSource, SQLCounts
 from dpgm.errors import DataError
 
 _views = itertools.count()
+
+
+def _session(session):
+    """The SparkSession to use: the one given, else the active one."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ImportError("the spark engine needs PySpark: pip install 'dpgm[spark]'") from None
+    spark = session or SparkSession.getActiveSession()
+    if spark is None:
+        raise DataError("no active SparkSession: start one, or pass session=")
+    return spark
+
+
+def _frame(source, spark, *, infer: bool):
+    """A Spark DataFrame and its path (None for a DataFrame given); CSV files are read
+    with types inferred (``infer``) or as text."""
+    from pyspark.sql import DataFrame
+
+    if isinstance(source, DataFrame):
+        return source, None
+    if not isinstance(source, (str, PathLike)):
+        raise DataError(f"source must be a Spark DataFrame or a path, not "
+                        f"{type(source).__name__}")
+    path = str(source)
+    if path.lower().endswith((".parquet", ".pq")):
+        return spark.read.parquet(path), path
+    if path.lower().endswith((".csv", ".csv.gz")):
+        return spark.read.csv(path, header=True, inferSchema=infer), path
+    raise DataError(f"{path}: the spark engine reads .csv, .csv.gz and .parquet")
 
 
 class SparkTable(SQLCounts):
     """Integer-coded records counted by Spark SQL: ``source`` a Spark DataFrame, or the
     path of a CSV (with a header) or Parquet file; one column per attribute of ``domain``
     with codes ``0..size-1``, optionally a ``weights`` column in [0, 1]; ``session`` the
-    SparkSession (the active one by default). Checked when made, as a Dataset is."""
+    SparkSession (the active one by default). Checked when made, as a Dataset is. A raw
+    table goes through :meth:`encode` instead."""
 
-    grouping = "grouping_id"
-    quote = "`"
+    dialect = SPARK
 
     def __init__(self, source, domain: Domain, *, weights: str | None = None,
                  session=None):
-        try:
-            from pyspark.sql import DataFrame, SparkSession
-        except ImportError:
-            raise ImportError("the spark engine needs PySpark: pip install 'dpgm[spark]'"
-                              ) from None
+        spark = _session(session)
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
-        spark = session or SparkSession.getActiveSession()
-        if spark is None:
-            raise DataError("no active SparkSession: start one, or pass session=")
-        if isinstance(source, DataFrame):
-            frame, self.path = source, None
-        elif isinstance(source, (str, PathLike)):
-            path = str(source)
-            if path.lower().endswith((".parquet", ".pq")):
-                frame = spark.read.parquet(path)
-            elif path.lower().endswith((".csv", ".csv.gz")):
-                frame = spark.read.csv(path, header=True, inferSchema=True)
-            else:
-                raise DataError(f"{path}: the spark engine reads .csv, .csv.gz and .parquet")
-            self.path = path
-        else:
-            raise DataError(f"source must be a Spark DataFrame or a path, not "
-                            f"{type(source).__name__}")
+        frame, self.path = _frame(source, spark, infer=True)
         self.domain, self.weight_column, self._spark = domain, weights, spark
         self._from = f"dpgm_records_{next(_views)}"
         frame.createOrReplaceTempView(self._from)
         self._check(list(frame.columns))
+
+    @classmethod
+    def encode(cls, source, schema, *, weights: str | None = None, session=None,
+               progress: Callable[[str], None] | None = None) -> SparkTable:
+        """A raw table (a Spark DataFrame, or a CSV or Parquet path) encoded by its public
+        ``schema`` inside Spark SQL: the codes of ``schema.encode`` (labels, bins,
+        clipping, missing values; CSV files read as text). The codes are a view over the
+        raw table, computed again by each count (cache the DataFrame to avoid it);
+        ``weights`` may name a column of record weights in [0, 1]."""
+        from dpgm.schema import Schema
+
+        spark = _session(session)
+        if not isinstance(schema, Schema):
+            raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
+        frame, path = _frame(source, spark, infer=False)
+        table = cls.__new__(cls)
+        table.domain, table.path, table.weight_column = schema.domain, path, weights
+        table._spark, table.progress = spark, progress
+        raw = f"dpgm_raw_{next(_views)}"
+        frame.createOrReplaceTempView(raw)
+        csv = path is not None and path.lower().endswith((".csv", ".csv.gz"))
+        table._raw = RawSource(schema, dict(frame.dtypes), raw, csv)
+        table._from = f"dpgm_records_{next(_views)}"
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {table._from} AS "
+                  f"{table._encoding(table._raw, weights)}")
+        table._say(f"encoding {path or 'the DataFrame'} with the schema in one pass")
+        table._check(list(schema.domain.attrs) + ([weights] if weights else []))
+        return table
 
     def _fetch(self, sql: str) -> list[np.ndarray]:
         frame = self._spark.sql(sql)

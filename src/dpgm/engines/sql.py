@@ -1,23 +1,31 @@
-"""Counting with SQL: what the DuckDB and Spark engines share — the checks of a source
-against its domain, and every marginal as a GROUP BY (several in one pass with GROUPING
-SETS). An engine supplies the source (``_from``), how to run a query (``_fetch``) and its
-dialect (``quote``, ``grouping``).
+"""Counting with SQL: what the DuckDB and Spark engines share — a raw table's encoding by
+its schema (:mod:`dpgm.engines.encoding`), the checks of a source against its domain, and
+every marginal as a GROUP BY (several in one pass with GROUPING SETS). An engine supplies
+the source (``_from``), how to run a query (``_fetch``) and its ``dialect``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpgm.dataset import CountingSource
 from dpgm.domain import Domain
+from dpgm.engines.encoding import DUCKDB, Dialect, encode_column, kind_of, prepared, problem
 from dpgm.errors import DataError
 
 
-def quoted(name: str, quote: str = '"') -> str:
-    """A column name as an SQL identifier."""
-    return quote + name.replace(quote, quote * 2) + quote
+@dataclass(frozen=True)
+class RawSource:
+    """A raw table and the schema that encodes it (kept to explain a value without a
+    code)."""
+
+    schema: object  # dpgm.Schema
+    types: dict[str, str]  # column name -> the engine's type name
+    source: str  # the SQL source of the raw records
+    csv: bool  # whether the values are a CSV file's text
 
 
 class SQLCounts(CountingSource):
@@ -26,17 +34,57 @@ class SQLCounts(CountingSource):
     domain: Domain
     weight_column: str | None
     _from: str
-    #: the function giving a grouping set's bitmask (DuckDB: grouping, Spark: grouping_id)
-    grouping = "grouping"
-    #: how identifiers are quoted (DuckDB: "name", Spark: `name`)
-    quote = '"'
+    dialect: Dialect = DUCKDB
+    #: where the codes were encoded from a raw table by a schema, that table
+    _raw: RawSource | None = None
+    #: told what is being counted (never a count): the command line's progress lines
+    progress: Callable[[str], None] | None = None
 
     def _q(self, name: str) -> str:
-        return quoted(name, self.quote)
+        return self.dialect.identifier(name)
 
-    def _fetch(self, sql: str) -> list[np.ndarray]:
-        """The columns of the query's result."""
-        raise NotImplementedError
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+    # -- raw tables -------------------------------------------------------------------
+    def _encoding(self, raw: RawSource, weights: str | None) -> str:
+        """The query giving a raw table's codes (and weights) by its schema's rules."""
+        missing = [name for name in raw.schema.columns if name not in raw.types]
+        if missing:
+            raise DataError(f"{self.path} has no column for {missing}")
+        if weights is not None and weights not in raw.types:
+            raise DataError(f"{self.path} has no weights column {weights!r}")
+        names = list(raw.schema.columns)
+        kinds = [kind_of(raw.types[name]) for name in names]
+        query, values = prepared(list(zip(names, kinds, strict=True)), raw.source,
+                                 self.dialect, [weights] if weights is not None else [])
+        parts = []
+        for name, kind, v in zip(names, kinds, values, strict=True):
+            sql = encode_column(raw.schema.columns[name], v, kind, self.dialect, csv=raw.csv)
+            parts.append(f"{sql.code} AS {self._q(name)}")
+        if weights is not None:
+            w = self._q(weights)
+            value = (f"TRY_CAST(trim({w}) AS DOUBLE)" if kind_of(raw.types[weights]) == "text"
+                     else f"CAST({w} AS DOUBLE)")
+            parts.append(f"{value} AS {w}")
+        return f"SELECT {', '.join(parts)} FROM ({query}) AS _values"
+
+    def _explain(self, attr: str) -> str:
+        """Why a raw column has a value without a code: one more pass over the raw table,
+        made only to word the error."""
+        raw = self._raw
+        column = raw.schema.columns[attr]
+        kind = kind_of(raw.types[attr])
+        query, (v,) = prepared([(attr, kind)], raw.source, self.dialect)
+        sql = encode_column(column, v, kind, self.dialect, csv=raw.csv)
+        text = f"CAST({v.raw} AS {self.dialect.text})"
+        found = self._fetch(
+            f"SELECT bool_or(({sql.code}) IS NULL AND {sql.missing}), "
+            f"min({text}) FILTER (WHERE ({sql.code}) IS NULL AND NOT {sql.missing}) "
+            f"FROM ({query}) AS _values")
+        missing, example = found[0][0], found[1][0]
+        return problem(column, kind, None if missing or example is None else str(example))
 
     # -- checks -----------------------------------------------------------------------
     def _check(self, header: list[str]) -> None:
@@ -53,8 +101,11 @@ class SQLCounts(CountingSource):
         if self.weight_column is not None:
             w = self._q(self.weight_column)
             tests.append(f"bool_or({w} IS NULL OR {w} < 0 OR {w} > 1)")
+        self._say("checking the codes in one pass over the records")
         bad = [column[0] for column in self._fetch(f"SELECT {', '.join(tests)} FROM {self._from}")]
         for attr, size, flag in zip(self.domain.attrs, self.domain.shape, bad, strict=False):
+            if flag and self._raw is not None:
+                raise DataError(self._explain(attr))
             if flag:
                 raise DataError(f"column {attr!r} must hold whole codes 0..{size - 1} "
                                 "(found another value or a missing one)")
@@ -102,7 +153,10 @@ class SQLCounts(CountingSource):
         sets = ", ".join("(" + ", ".join(self._q(a) for a in c) + ")" for c in cliques)
         selected = ", ".join(self._q(a) for a in columns)
         # a bit per column, set where the column is not grouped, the first the highest
-        grouping = f"{self.grouping}({selected})"
+        grouping = f"{self.dialect.grouping}({selected})"
+        # which engine counts is not said: --engine auto chose it from the file's size
+        self._say(f"counting {len(cliques)} marginal(s) on {len(columns)} attribute(s) in "
+                  "one pass over the records")
         rows = self._fetch(f"SELECT {grouping}, {selected}, {self._measure()} FROM {self._from} "
                            f"GROUP BY GROUPING SETS ({sets})")
         ids = np.asarray(rows[0])

@@ -515,6 +515,12 @@ class Datetime(Column):
         self._unit = "%Y-%m-%d" if resolution == "1D" else "%Y-%m-%d %H:%M:%S"
 
     @property
+    def edges(self) -> np.ndarray:
+        """The bin edges in nanoseconds since 1970 (int64); the first and last are the
+        bounds."""
+        return self._ns
+
+    @property
     def values_labels(self) -> tuple[Label, ...]:
         import pandas as pd
 
