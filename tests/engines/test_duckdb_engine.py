@@ -87,3 +87,26 @@ def test_parquet_files_load_in_memory_too(table):
     loaded = Dataset.from_pandas(read_table(folder / "records.parquet"), DOMAIN)
     np.testing.assert_array_equal(loaded.marginal(["a", "d"]), plain.marginal(["a", "d"]))
     assert list(read_table(folder / "records.parquet", nrows=0).columns)[:4] == list(DOMAIN.attrs)
+
+
+def test_a_marginal_is_counted_once_and_its_cached_table_cannot_be_changed(table, monkeypatch):
+    import dpgm.engines.sql
+
+    folder, plain, _ = table
+    said = []
+    engine = DuckDBTable(folder / "records.parquet", DOMAIN)
+    engine.progress = said.append
+    first = engine.marginals([("a", "b"), ("c",)])
+    first[0][:] = -1  # the caller's copy
+    again = engine.marginals([("c",), ("a", "b"), ("a", "b")])
+    assert len(said) == 1  # one pass for both calls
+    np.testing.assert_array_equal(again[1], plain.marginal(["a", "b"]))
+    np.testing.assert_array_equal(again[2], plain.marginal(["a", "b"]))
+    engine.marginal(["d"])
+    assert len(said) == 2
+    # beyond the cache's size, tables are counted again
+    monkeypatch.setattr(dpgm.engines.sql, "CACHED_CELLS", 3)
+    small = DuckDBTable(folder / "records.parquet", DOMAIN)
+    small.progress = said.append
+    small.marginal(["a", "b"]), small.marginal(["a", "b"])
+    assert len(said) == 4

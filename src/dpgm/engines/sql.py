@@ -28,6 +28,10 @@ class RawSource:
     csv: bool  # whether the values are a CSV file's text
 
 
+#: how many cells of count tables a SQL source keeps (8 bytes each: 64 MiB)
+CACHED_CELLS = 2**23
+
+
 class SQLCounts(CountingSource):
     """Counts of a table an SQL engine reads (see the module)."""
 
@@ -141,10 +145,23 @@ class SQLCounts(CountingSource):
 
     def marginals(self, cliques: Sequence[Iterable[str]]) -> list[np.ndarray]:
         """The marginals on several attribute sets, in one pass over the file (GROUPING
-        SETS): what MST, AIM and PrivBayes measure together."""
-        cliques = [self.domain.check(c) for c in cliques]
-        if not cliques:
-            return []
+        SETS): what MST, AIM and PrivBayes measure together. Count tables are kept (up to
+        ``CACHED_CELLS`` cells), so a marginal a mechanism selects and then measures is
+        counted once."""
+        cliques = [tuple(self.domain.check(c)) for c in cliques]
+        cache = self.__dict__.setdefault("_counted", {})
+        wanted = [c for c in dict.fromkeys(cliques) if c not in cache]
+        if wanted:
+            counted = dict(zip(wanted, self._count(wanted), strict=True))
+            for clique, table in counted.items():
+                if sum(t.size for t in cache.values()) + table.size <= CACHED_CELLS:
+                    cache[clique] = table
+        else:
+            counted = {}
+        return [(counted[c] if c in counted else cache[c]).copy() for c in cliques]
+
+    def _count(self, cliques: list[tuple[str, ...]]) -> list[np.ndarray]:
+        """The marginals on ``cliques``, counted in one pass."""
         # in order of first appearance in the grouping sets: Spark's grouping_id wants
         # the grouping columns in that order (DuckDB takes any)
         columns = list(dict.fromkeys(a for c in cliques for a in c))
