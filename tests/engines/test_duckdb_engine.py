@@ -77,6 +77,9 @@ def test_weights_outside_zero_one_and_unknown_formats_are_refused(tmp_path):
         DuckDBTable(path, DOMAIN, weights="w")
     with pytest.raises(DataError, match="reads .csv"):
         DuckDBTable(tmp_path / "records.json", DOMAIN)
+    (tmp_path / "broken.csv").write_text('a,b,c,d\n1,2,3,4\n1,2\n"x\n')
+    with pytest.raises(DataError, match="not a readable CSV file"):
+        DuckDBTable(tmp_path / "broken.csv", DOMAIN)
     assert "5000" not in repr(DuckDBTable(path, DOMAIN))
 
 

@@ -47,8 +47,8 @@ def raw_frame(n: int, seed: int) -> pd.DataFrame:
     times = times.where(~on_edge, pd.Timestamp("2020-01-08") + pd.to_timedelta(
         7 * rng.integers(0, 8, n), unit="D"))
     return pd.DataFrame({
-        "colour": rng.choice(np.array(["red", "green", "blue", " red ", "purple", None, ""],
-                                      dtype=object), size=n),
+        "colour": rng.choice(np.array(["red", "green", "blue", " red ", "\tgreen", "blue\x0c",
+                                       "purple", None, ""], dtype=object), size=n),
         "code": rng.choice([1, 2, 3, 4], size=n),
         "flag": rng.choice(np.array([True, False, None], dtype=object), size=n),
         "grade": rng.choice([1.5, 2.5, 3.0], size=n),
@@ -120,6 +120,12 @@ def test_a_value_without_a_code_is_refused_with_the_in_memory_reason(tmp_path, v
 
 
 def test_missing_columns_repeated_names_and_sub_microsecond_dates_are_refused(tmp_path):
+    (tmp_path / "broken.csv").write_text('colour,code\n1,2\n3,4,5\n"x\n')
+    with pytest.raises(DataError, match="not a readable CSV file"):
+        DuckDBTable.encode(tmp_path / "broken.csv", SCHEMA)
+    (tmp_path / "broken.parquet").write_text("not parquet")
+    with pytest.raises(DataError, match="not a readable Parquet file"):
+        DuckDBTable.encode(tmp_path / "broken.parquet", SCHEMA)
     pd.DataFrame({"colour": ["red"]}).to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(DataError, match=r"no column for \['code'"):
         DuckDBTable.encode(tmp_path / "short.csv", SCHEMA)
@@ -179,3 +185,15 @@ def test_spark_encodes_as_duckdb_and_the_in_memory_encoder_do(spark, files, name
         assert table.total == pytest.approx(expected.total, rel=1e-12)
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def test_the_codes_live_in_the_folder_given_while_the_table_lives(files, tmp_path):
+    import gc
+
+    folder = tmp_path / "not" / "yet"
+    table = DuckDBTable.encode(files / "raw.parquet", SCHEMA, temp_directory=folder)
+    assert list(folder.glob("dpgm-*/records.duckdb"))
+    assert table.marginal(["code"]).sum() == 3000
+    del table
+    gc.collect()
+    assert not list(folder.glob("dpgm-*"))

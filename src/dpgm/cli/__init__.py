@@ -580,12 +580,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("auto", "numpy", "duckdb", "spark"),
         default="auto",
-        help="where the records are counted: numpy (in memory) or duckdb (out of core; a raw "
-        "table is encoded with its schema block by block; pip install 'dpgm[duckdb]'); "
-        f"auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
-        "installed, numpy otherwise; spark: integer codes (--domain) counted by Spark, in the "
-        "session spark-submit sets up or a local one (pip install 'dpgm[spark]'). Every "
-        "engine gives the same counts, so the same result for a seed (default: auto)",
+        help="where the records are counted: numpy (in memory), duckdb (out of core; pip "
+        "install 'dpgm[duckdb]') or spark (in the session spark-submit sets up, or a local "
+        "one; pip install 'dpgm[spark]'); a raw table is encoded with its schema inside the "
+        f"engine. auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
+        "installed, numpy otherwise. Every engine gives the same counts, so the same result "
+        "for a seed (default: auto)",
     )
     synth.add_argument(
         "--given",

@@ -8,7 +8,8 @@ DuckDB is an optional dependency (``pip install 'dpgm[duckdb]'``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 
@@ -32,6 +33,30 @@ def _file(source: str | PathLike[str]) -> tuple[Path, str]:
     if not path.exists():
         raise DataError(f"{path}: no such file")
     return path, reader
+
+
+def _source(path: Path, reader: str, *, text: bool = False) -> str:
+    """The SQL source reading the file: a CSV file as pandas.read_csv reads it by default
+    (a header, commas, double quotes), its values as text where ``text``."""
+    literal = DUCKDB.literal(str(path))
+    if reader != "read_csv":
+        return f"{reader}({literal})"
+    return (f"read_csv({literal}, header = true, delim = ',', quote = '\"', escape = '\"'"
+            f"{', all_varchar = true' if text else ''})")
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """DuckDB's errors in reading a file, as a one-line DataError."""
+    import duckdb
+
+    try:
+        yield
+    except (duckdb.InvalidInputException, duckdb.IOException, duckdb.ConversionException
+            ) as exc:
+        kind = "CSV" if path.suffix.lower() in (".csv", ".gz") else "Parquet"
+        reason = str(exc).strip().splitlines()[0]
+        raise DataError(f"{path}: not a readable {kind} file ({reason})") from None
 
 
 def _connect(database: str = ":memory:", *, memory_limit: str | None = None,
@@ -70,8 +95,9 @@ class DuckDBTable(SQLCounts):
         self._connection = _connect(memory_limit=memory_limit, temp_directory=temp_directory,
                                     threads=threads)
         self.domain, self.path, self.weight_column = domain, path, weights
-        self._from = f"{reader}({DUCKDB.literal(str(path))})"
-        self._check(self._header())
+        self._from = _source(path, reader)
+        with _reading(path):
+            self._check(self._header())
 
     @classmethod
     def encode(cls, source: str | PathLike[str], schema, *, weights: str | None = None,
@@ -93,6 +119,8 @@ class DuckDBTable(SQLCounts):
             raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
         path, reader = _file(source)
         read_table(path, nrows=0)  # a header with a repeated name is refused, as in memory
+        if temp_directory is not None:  # DuckDB would make its spill folder itself
+            Path(temp_directory).mkdir(parents=True, exist_ok=True)
         folder = tempfile.TemporaryDirectory(
             dir=None if temp_directory is None else str(temp_directory), prefix="dpgm-")
         table = cls.__new__(cls)
@@ -102,17 +130,17 @@ class DuckDBTable(SQLCounts):
                                      temp_directory=temp_directory, threads=threads)
         table.domain, table.path, table.weight_column = schema.domain, path, weights
         table.progress = progress
-        literal = DUCKDB.literal(str(path))
         csv = reader == "read_csv"
-        raw = f"read_csv({literal}, header = true, all_varchar = true)" if csv else \
-            f"read_parquet({literal})"
-        types = {name: kind for name, kind, *_ in
-                 table._connection.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()}
-        table._raw = RawSource(schema, types, raw, csv)
-        table._say(f"encoding {path.name} with the schema in one pass")
-        table._connection.execute(f"CREATE TABLE records AS {table._encoding(table._raw, weights)}")
-        table._from = "records"
-        table._check(list(schema.domain.attrs) + ([weights] if weights else []))
+        raw = _source(path, reader, text=True)
+        with _reading(path):
+            types = {name: kind for name, kind, *_ in
+                     table._connection.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()}
+            table._raw = RawSource(schema, types, raw, csv)
+            table._say(f"encoding {path.name} with the schema in one pass")
+            table._connection.execute(
+                f"CREATE TABLE records AS {table._encoding(table._raw, weights)}")
+            table._from = "records"
+            table._check(list(schema.domain.attrs) + ([weights] if weights else []))
         return table
 
     def _header(self) -> list[str]:

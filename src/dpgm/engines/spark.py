@@ -58,7 +58,8 @@ def _frame(source, spark, *, infer: bool):
     if path.lower().endswith((".parquet", ".pq")):
         return spark.read.parquet(path), path
     if path.lower().endswith((".csv", ".csv.gz")):
-        return spark.read.csv(path, header=True, inferSchema=infer), path
+        # quotes doubled inside quoted values, as pandas writes and reads them
+        return spark.read.csv(path, header=True, inferSchema=infer, escape='"'), path
     raise DataError(f"{path}: the spark engine reads .csv, .csv.gz and .parquet")
 
 
