@@ -68,6 +68,9 @@ def _connect(database: str = ":memory:", *, memory_limit: str | None = None,
         raise ImportError("the duckdb engine needs DuckDB: pip install 'dpgm[duckdb]'"
                           ) from None
     connection = duckdb.connect(database)
+    # DuckDB's own progress bar estimates the time left, which follows the file's size:
+    # the engine's progress lines say what is counted instead
+    connection.execute("SET enable_progress_bar = false")
     settings = {"memory_limit": memory_limit, "threads": threads,
                 "temp_directory": None if temp_directory is None else str(temp_directory)}
     for name, value in settings.items():
