@@ -103,3 +103,18 @@ def test_a_raw_table_with_its_schema_on_the_command_line_as_in_memory(spark, tmp
     assert outputs[0] == outputs[1] and "green" in outputs[0]
     said = capsys.readouterr().err
     assert "encoding" in said and "800" not in said
+
+
+@pytest.mark.parametrize("name", [n for n in REGISTRY if n not in ("psgd", "mst")])
+def test_every_other_mechanism_fits_the_same_model_on_spark(spark, table, name):
+    """The rest of issue 15's second point on Spark (MST above): same synthetic records
+    and ledger as in memory for a seed."""
+    path, plain, _ = table
+    fitted = []
+    for data in (plain, SparkTable(str(path), DOMAIN, session=spark)):
+        mechanism = REGISTRY[name](1.0)
+        mechanism.fit(data, rng=3)
+        fitted.append((mechanism.synthetic_data(200, rng=4).records,
+                       [(e.label, e.epsilon, e.rho) for e in mechanism.budget.ledger]))
+    assert np.array_equal(fitted[0][0], fitted[1][0])
+    assert fitted[0][1] == fitted[1][1]
