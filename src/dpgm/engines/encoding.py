@@ -8,8 +8,12 @@ the in-memory encoder matches them; numbers and dates are clipped to their publi
 and binned at the same edges. A value that has no code gives NULL, which the engine's
 check turns into an error naming the column (:func:`problem` says why).
 
-Everything here depends on the schema and on the file's column types only; the SQL
-engines read CSV files as text. Dates in text are read in ISO 8601 form.
+Everything here depends on the schema and on the file's column types only. Where the
+result can differ from the in-memory path (docs/engines.md): the SQL engines read a CSV
+file as text where pandas infers each column's type, so a number written in text matches
+a number label even in a column that also holds words, and "01234" keeps its zero; dates
+in text are read in ISO 8601 form only; white space is stripped as Python strips ASCII
+white space; Spark bins times by their wall-clock time in the session's time zone.
 """
 
 from __future__ import annotations

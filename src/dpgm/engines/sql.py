@@ -47,6 +47,10 @@ class SQLCounts(CountingSource):
     def _q(self, name: str) -> str:
         return self.dialect.identifier(name)
 
+    def _fetch(self, sql: str) -> list[np.ndarray]:
+        """The columns of the query's result (each engine runs it its own way)."""
+        raise NotImplementedError
+
     def _say(self, message: str) -> None:
         if self.progress is not None:
             self.progress(message)
