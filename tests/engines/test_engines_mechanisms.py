@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from engine_helpers import synth_on_engines
 
 from dpgm import Dataset, Domain
 from dpgm.errors import DataError
@@ -84,14 +85,8 @@ def test_the_command_line_gives_the_same_synthetic_data_on_both_engines(sources,
 
     memory, engine, _, _ = sources
     (tmp_path / "domain.json").write_text(json.dumps(DOMAIN.to_dict()))
-    outputs = []
-    for name in ("numpy", "duckdb"):
-        out = tmp_path / f"{name}.csv"
-        status = main(["synth", str(engine.path), "--domain", str(tmp_path / "domain.json"),
-                       "--epsilon", "1", "--seed", "7", "--engine", name, "--out", str(out),
-                       "--rows", "200"])
-        assert status == 0
-        outputs.append(out.read_text())
+    outputs = synth_on_engines(engine.path, ["--domain", str(tmp_path / "domain.json")],
+                               ("numpy", "duckdb"), tmp_path, seed=7, rows=200)
     assert outputs[0] == outputs[1]
     err = capsys.readouterr().err
     assert "counted by duckdb" in err and "3000" not in err
@@ -105,8 +100,6 @@ def test_a_raw_table_with_its_schema_gives_the_same_synthetic_data_on_both_engin
         tmp_path, capsys):
     import json
 
-    from dpgm.cli import main
-
     rng = np.random.default_rng(8)
     colour = rng.choice(["red", "green", "blue"], size=1500)
     frame = pd.DataFrame({"colour": colour,
@@ -118,13 +111,8 @@ def test_a_raw_table_with_its_schema_gives_the_same_synthetic_data_on_both_engin
         "size": {"kind": "categorical", "labels": ["S", "M", "L"]},
         "age": {"kind": "numeric", "lower": 0, "upper": 90, "bins": 9}}}
     (tmp_path / "schema.json").write_text(json.dumps(schema))
-    outputs = []
-    for name in ("numpy", "duckdb"):
-        out = tmp_path / f"{name}.csv"
-        assert main(["synth", str(tmp_path / "raw.csv"), "--schema", str(tmp_path / "schema.json"),
-                     "--epsilon", "1", "--seed", "9", "--engine", name, "--out", str(out),
-                     "--rows", "100"]) == 0
-        outputs.append(out.read_text())
+    outputs = synth_on_engines(tmp_path / "raw.csv", ["--schema", str(tmp_path / "schema.json")],
+                               ("numpy", "duckdb"), tmp_path, seed=9, rows=100)
     assert outputs[0] == outputs[1]
     assert "red" in outputs[0]  # labels, not codes
     # progress while counting, and nothing about the data: no count of records

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from engine_helpers import synth_on_engines
 
 from dpgm import Dataset, Domain
 from dpgm.mechanisms import REGISTRY
@@ -66,25 +67,16 @@ def test_a_bad_code_is_refused(spark, tmp_path):
 def test_the_command_line_counts_with_spark(spark, table, tmp_path, capsys):
     import json
 
-    from dpgm.cli import main
-
     path, _, _ = table
     (tmp_path / "domain.json").write_text(json.dumps(DOMAIN.to_dict()))
-    outputs = []
-    for name in ("numpy", "spark"):
-        out = tmp_path / f"{name}.csv"
-        assert main(["synth", str(path), "--domain", str(tmp_path / "domain.json"),
-                     "--epsilon", "1", "--seed", "4", "--engine", name, "--out", str(out),
-                     "--rows", "50"]) == 0
-        outputs.append(out.read_text())
+    outputs = synth_on_engines(path, ["--domain", str(tmp_path / "domain.json")],
+                               ("numpy", "spark"), tmp_path, seed=4, rows=50)
     assert outputs[0] == outputs[1]
     assert "counted by spark" in capsys.readouterr().err
 
 
 def test_a_raw_table_with_its_schema_on_the_command_line_as_in_memory(spark, tmp_path, capsys):
     import json
-
-    from dpgm.cli import main
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"colour": rng.choice(["red", "green", None], size=800),
@@ -93,13 +85,8 @@ def test_a_raw_table_with_its_schema_on_the_command_line_as_in_memory(spark, tmp
     (tmp_path / "schema.json").write_text(json.dumps({"columns": {
         "colour": {"kind": "categorical", "labels": ["red", "green"], "nullable": True},
         "age": {"kind": "numeric", "lower": 0, "upper": 90, "bins": 9}}}))
-    outputs = []
-    for name in ("numpy", "spark"):
-        out = tmp_path / f"{name}.csv"
-        assert main(["synth", str(tmp_path / "raw.csv"), "--schema", str(tmp_path / "schema.json"),
-                     "--epsilon", "1", "--seed", "2", "--engine", name, "--out", str(out),
-                     "--rows", "60"]) == 0
-        outputs.append(out.read_text())
+    outputs = synth_on_engines(tmp_path / "raw.csv", ["--schema", str(tmp_path / "schema.json")],
+                               ("numpy", "spark"), tmp_path, seed=2, rows=60)
     assert outputs[0] == outputs[1] and "green" in outputs[0]
     said = capsys.readouterr().err
     assert "encoding" in said and "800" not in said
