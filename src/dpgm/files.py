@@ -4,12 +4,15 @@
 folder that exists and accepts files, not a directory, not one of the run's inputs).
 :func:`atomic_write` writes to a temporary file beside the target and renames it over
 the target only once everything is written, so a full disk or a killed run never leaves
-a truncated file behind (nor a stray temporary one).
+a truncated file behind (nor a stray temporary one). A symbolic link is written through
+(the link stays); ``-`` is standard output, and a stream such as ``/dev/stdout`` or a
+named pipe is written as it is (a stream cannot be replaced whole).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -29,13 +32,40 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+#: the output path that means standard output
+STDOUT = "-"
+
+
+def is_stream(path: PathType) -> bool:
+    """Whether ``path`` is this process's standard output (``-``, ``/dev/stdout``, even
+    where it was redirected to a file), or names something that exists and is neither a
+    regular file nor a folder: a terminal, a named pipe, a device."""
+    if writes_to_stdout(path):
+        return True
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
+
+
+def writes_to_stdout(path: PathType) -> bool:
+    """Whether writing ``path`` writes this process's standard output."""
+    if str(path) == STDOUT:
+        return True
+    try:
+        target, stdout = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no such path, or no real stdout
+        return False
+    return (target.st_dev, target.st_ino) == (stdout.st_dev, stdout.st_ino)
+
+
 def check_output(path: PathType, *, force: bool = False, inputs: Iterable[PathType] = ()) -> Path:
     """``path`` as a Path if a run may write it; an :class:`OutputError` saying why not.
 
     It must not be a directory or one of ``inputs``, its folder must exist and accept new
-    files, and an existing file is replaced only with ``force``.
+    files, and an existing file is replaced only with ``force``. Standard output (``-``)
+    and streams are written as they are (see :func:`is_stream`).
     """
-    target = Path(path)
+    if is_stream(path):
+        return Path(path)
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
         raise OutputError(f"{target} is a directory; give a file name for the output")
     for source in inputs:
@@ -67,7 +97,17 @@ def _umask() -> int:
 @contextmanager
 def atomic_write(path: PathType, mode: str = "w") -> Iterator[IO]:
     """A file object whose content replaces ``path`` only if the block completes."""
-    target = Path(path)
+    if writes_to_stdout(path):
+        stream = sys.stdout.buffer if "b" in mode else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    if is_stream(path):  # a pipe or a device: written as it is
+        with open(path, mode, **({} if "b" in mode else {"newline": ""})) as handle:
+            yield handle
+        return
+    # through a symbolic link, to the file it names: the link stays a link
+    target = Path(os.path.realpath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"newline": ""})) as handle:

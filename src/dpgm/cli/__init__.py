@@ -307,15 +307,18 @@ def _synth(args: argparse.Namespace) -> int:
         synthetic = synthetic.to_pandas()
     _write_table(synthetic, out)
     _say(f"wrote {len(synthetic)} synthetic records to {out}")
-    report_spend(mechanism.budget, ledger)
+    report_spend(mechanism.budget, ledger, out)
     return 0
 
 
-def report_spend(budget, ledger) -> None:
-    """End a run that spent budget: the ledger file where asked for, and the ledger line."""
+def report_spend(budget, ledger, out) -> None:
+    """End a run that spent budget: the ledger file where asked for, and the ledger line
+    (on standard error where the output ``out`` went to standard output)."""
+    from dpgm.files import writes_to_stdout
+
     if ledger is not None:
         _write_ledger(ledger, budget)
-    print(_ledger_line(budget))
+    print(_ledger_line(budget), file=sys.stderr if writes_to_stdout(out) else sys.stdout)
 
 
 def _write_ledger(path, budget) -> None:
@@ -596,7 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
         "one column are alternatives; default: none)",
     )
     synth.add_argument(
-        "--out", required=True, help="where to write the synthetic table (.csv, or .parquet)"
+        "--out", required=True,
+        help="where to write the synthetic table (.csv, or .parquet; - for standard output)"
     )
     synth.add_argument(
         "--rows",
@@ -723,6 +727,12 @@ def _run(args: argparse.Namespace) -> int:
         warnings.showwarning = _show_warning
         try:
             return args.run(args)
+        except BrokenPipeError:
+            # the reader of our output stopped early (| head): not an error to report;
+            # stdout goes to devnull so that flushing it at exit does not fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 141  # as a process the pipe's signal ended
         except (DpgmError, OSError) as error:
             print(f"dpgm: error: {_one_line(error)}", file=sys.stderr)
             return 2

@@ -139,7 +139,7 @@ def _fit(args: argparse.Namespace) -> int:
     network.name = structure.name
     write_bif(network, out)
     _say(f"wrote the private network ({args.method}) to {out}")
-    report_spend(learner.budget, ledger)
+    report_spend(learner.budget, ledger, out)
     return 0
 
 
@@ -279,6 +279,7 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
         help="makes the sample reproducible (sampling a released model is post-processing; "
         "default: none)",
     )
-    sample.add_argument("--out", required=True, help="where to write the records (.csv)")
+    sample.add_argument("--out", required=True,
+                        help="where to write the records (.csv; - for standard output)")
     sample.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     sample.set_defaults(run=_sample)

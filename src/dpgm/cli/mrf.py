@@ -111,7 +111,7 @@ def _fit(args: argparse.Namespace) -> int:
         json.dump(model_json(args.model, estimate, domain), handle, indent=2,
                   ensure_ascii=False)
     _say(f"wrote the private {args.model} model ({estimate.steps} Frank-Wolfe steps) to {out}")
-    report_spend(budget, ledger)
+    report_spend(budget, ledger, out)
     return 0
 
 
@@ -142,7 +142,7 @@ def _structure(args: argparse.Namespace) -> int:
              "epsilon or fewer blocks may help)")
     else:
         _say(f"wrote {len(found.edges)} edges to {out}")
-    report_spend(budget, ledger)
+    report_spend(budget, ledger, out)
     return 0
 
 
