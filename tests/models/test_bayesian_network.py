@@ -113,6 +113,8 @@ def test_check_and_query_errors():
     network = random_network(0)
     with pytest.raises(DomainError, match="both queried and given"):
         network.query(["v0"], {"v0": network.states["v0"][0]})
+    with pytest.raises(DomainError, match="both queried and given"):
+        network.probabilities(["v0"], {"v0": network.states["v0"][0]})
     with pytest.raises(DomainError, match="not a label"):
         network.query(["v0"], {"v1": "nonsense"})
     bad = BayesianNetwork(

@@ -256,12 +256,9 @@ class BayesianNetwork:
     ) -> pd.Series | dict[str, pd.Series]:
         """``P(variables | evidence)`` indexed by state names (a MultiIndex when joint);
         ``joint=False`` gives each variable's marginal, ``{variable: Series}``."""
-        variables = self.domain.check(list(variables))
+        variables = self._queried(variables, evidence)
         if not variables:
             raise DomainError("query at least one variable")
-        overlap = [v for v in variables if v in (evidence or {})]
-        if overlap:
-            raise DomainError(f"{overlap} are both queried and given as evidence")
         if not joint:
             return {v: self.query([v], evidence) for v in variables}
         import pandas as pd
@@ -276,6 +273,15 @@ class BayesianNetwork:
                 levels=levels, codes=codes, names=list(variables), verify_integrity=False
             )
         return pd.Series(table.ravel(), index=index, name="probability")
+
+    def _queried(self, variables: Iterable[str], evidence: Mapping[str, object] | None
+                 ) -> tuple[str, ...]:
+        """The queried variables, checked: known, and none of them given as evidence."""
+        variables = self.domain.check(list(variables))
+        overlap = [v for v in variables if v in (evidence or {})]
+        if overlap:
+            raise DomainError(f"{overlap} are both queried and given as evidence")
+        return variables
 
     def _index(self, variable: str) -> pd.Index:
         """The states of ``variable`` as a pandas Index named after it (made once)."""
@@ -294,7 +300,7 @@ class BayesianNetwork:
         evidence is then "one of these"). Raises :class:`DataError` if the evidence has
         probability zero.
         """
-        variables = self.domain.check(list(variables))
+        variables = self._queried(variables, evidence)
         given = self.domain.evidence(evidence or {})
         (tables, scopes), (cut, cut_scopes) = self._pruned_factors(variables, given)
         order = self._elimination_hint()
