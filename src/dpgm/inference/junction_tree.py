@@ -101,6 +101,15 @@ def _maximal(cliques: Sequence[frozenset[str]]) -> list[frozenset[str]]:
     return kept
 
 
+def smallest_containing(cliques: Sequence[Sequence[str]], attrs: Iterable[str],
+                        domain: Domain) -> int | None:
+    """Index of the clique with the fewest cells that contains ``attrs`` (the first such
+    on a tie), or None: where a model answers a marginal on ``attrs``."""
+    attrs = frozenset(attrs)
+    holders = [i for i, clique in enumerate(cliques) if attrs.issubset(clique)]
+    return min(holders, key=lambda i: domain.size(cliques[i])) if holders else None
+
+
 @dataclass
 class JunctionTree:
     """A tree of cliques (each in domain order) with the running-intersection property.
@@ -172,13 +181,7 @@ class JunctionTree:
         attrs = frozenset(attrs)
         if attrs in self._index:
             return self._index[attrs]
-        best = None
-        for i, clique in enumerate(self.cliques):
-            if attrs.issubset(clique) and (
-                best is None or self.domain.size(clique) < self.domain.size(self.cliques[best])
-            ):
-                best = i
-        return best
+        return smallest_containing(self.cliques, attrs, self.domain)
 
     def steiner_subtree(self, attrs: Iterable[str]) -> list[int]:
         """A small connected set of cliques that together contain ``attrs`` (root first)."""

@@ -43,6 +43,7 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
 from dpgm.inference.belief_propagation import CliqueLayout
+from dpgm.inference.junction_tree import smallest_containing
 from dpgm.inference.region_graph import RegionGraph, largest_move
 from dpgm.validation import integer, number, one_of
 
@@ -104,9 +105,7 @@ class LoopyPlan(CliqueLayout):
     # -- the layout shared with MessagePlan (offsets, pack, unpack) ----------------------------
     def find(self, attrs: Iterable[str]) -> int | None:
         """Index of the smallest clique containing ``attrs``, or None."""
-        attrs = set(attrs)
-        holders = [i for i, c in enumerate(self.cliques) if attrs <= set(c)]
-        return min(holders, key=lambda i: self.sizes[i]) if holders else None
+        return smallest_containing(self.cliques, attrs, self.domain)
 
     def reset(self) -> None:
         """Forget the messages: the next call starts from uniform ones."""
