@@ -166,7 +166,7 @@ def _public_inputs(args: argparse.Namespace):
     return None, Domain.load(args.domain)
 
 
-def _engine(args: argparse.Namespace, schema) -> str:
+def _engine(args: argparse.Namespace, schema, path: str) -> str:
     """The counting engine for this run, from the option, whether DuckDB is installed and
     the file's size (the result is the same on every engine, and with ``auto`` nothing
     printed says which ran)."""
@@ -185,7 +185,7 @@ def _engine(args: argparse.Namespace, schema) -> str:
             raise ParameterError("--engine spark needs PySpark: pip install 'dpgm[spark]'")
         return engine
     if engine == "auto":
-        large = os.path.exists(args.data) and os.path.getsize(args.data) > AUTO_DUCKDB_BYTES
+        large = os.path.exists(path) and os.path.getsize(path) > AUTO_DUCKDB_BYTES
         return "duckdb" if installed and large else "numpy"
     return engine
 
@@ -288,7 +288,7 @@ def _synth(args: argparse.Namespace) -> int:
     if args.rows is not None:
         _check_rows(args.rows, len(domain), mechanism.max_memory)
 
-    engine = _engine(args, schema)
+    engine = _engine(args, schema, args.data)
     if engine != "numpy" and mechanism.needs_records:
         from dpgm.errors import ParameterError
 
@@ -391,8 +391,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         args.max_memory,
     )
     print(NOT_PRIVATE_NOTE, file=sys.stderr)
-    real = _load(args.real, schema, domain)
-    synthetic = _load(args.synthetic, schema, domain)
+    real, synthetic = (_load(path, schema, domain, _engine(args, schema, path), args.max_memory)
+                       for path in (args.real, args.synthetic))
     for path, data in ((args.real, real), (args.synthetic, synthetic)):
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
@@ -579,17 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the mechanism's)",
     )
     synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
-    synth.add_argument(
-        "--engine",
-        choices=("auto", "numpy", "duckdb", "spark"),
-        default="auto",
-        help="where the records are counted: numpy (in memory), duckdb (out of core; pip "
-        "install 'dpgm[duckdb]') or spark (in the session spark-submit sets up, or a local "
-        "one; pip install 'dpgm[spark]'); a raw table is encoded with its schema inside the "
-        f"engine. auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
-        "installed, numpy otherwise. Every engine gives the same counts, so the same result "
-        "for a seed (default: auto)",
-    )
+    _add_engine_option(synth, "so the same result for a seed")
     synth.add_argument(
         "--given",
         action="append",
@@ -657,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="overwrite DIR/index.html if it exists (default: refuse)",
     )
+    _add_engine_option(evaluate, "so the same comparison")
     evaluate.set_defaults(run=_evaluate)
 
     schema = commands.add_parser("schema", help="write a public schema: a draft, or discover")
@@ -702,6 +693,21 @@ def build_parser() -> argparse.ArgumentParser:
 def _terminate(signum, frame) -> None:
     # unwinds like Ctrl-C, so that a half-written output's temporary file is removed
     raise KeyboardInterrupt
+
+
+def _add_engine_option(parser: argparse.ArgumentParser, same: str) -> None:
+    """The --engine option of the commands that count records."""
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "numpy", "duckdb", "spark"),
+        default="auto",
+        help="where the records are counted: numpy (in memory), duckdb (out of core; pip "
+        "install 'dpgm[duckdb]') or spark (in the session spark-submit sets up, or a local "
+        "one; pip install 'dpgm[spark]'); a raw table is encoded with its schema inside the "
+        f"engine. auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
+        f"installed, numpy otherwise. Every engine gives the same counts, {same} "
+        "(default: auto)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from itertools import combinations
 
 import numpy as np
 
-from dpgm.dataset import Dataset
+from dpgm.dataset import CountingSource, Dataset
 from dpgm.errors import DataError, DomainError
 from dpgm.model import MarkovRandomField
 
@@ -28,12 +28,19 @@ def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def marginal_errors(
-    real: Dataset, synthetic, cliques: Iterable[Sequence[str]]
+    real: CountingSource, synthetic, cliques: Iterable[Sequence[str]]
 ) -> dict[tuple[str, ...], float]:
-    """TV distance on each clique; ``synthetic`` is a Dataset or a model with ``marginal``."""
-    if isinstance(synthetic, Dataset) and synthetic.domain != real.domain:
+    """TV distance on each clique; ``real`` is any counting source (records in memory or
+    on an engine), ``synthetic`` one too or a model with ``marginal``."""
+    if isinstance(synthetic, CountingSource) and synthetic.domain != real.domain:
         raise DomainError("the two data sets have different domains")
-    return {tuple(c): tv_distance(real.marginal(c), synthetic.marginal(c)) for c in cliques}
+    cliques = [tuple(c) for c in cliques]
+    # the real records (any counting source) answer every clique in one call, one pass
+    # over the records on a counting engine
+    truth = real.marginals(cliques)
+    guess = (synthetic.marginals(cliques) if isinstance(synthetic, CountingSource)
+             else [synthetic.marginal(c) for c in cliques])
+    return {c: tv_distance(t, g) for c, t, g in zip(cliques, truth, guess, strict=True)}
 
 
 def mean_tv(real: Dataset, synthetic, ways: int) -> float:
