@@ -207,7 +207,10 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
 
         from dpgm.engines.spark import SparkTable
 
-        session = SparkSession.builder.appName("dpgm").getOrCreate()
+        # Spark's console progress bar shows its tasks as they run, a timing our progress
+        # lines leave out (a session spark-submit made keeps its own settings)
+        session = (SparkSession.builder.appName("dpgm")
+                   .config("spark.ui.showConsoleProgress", "false").getOrCreate())
         if schema is not None:
             return SparkTable.encode(path, schema, session=session, progress=_say)
         table = SparkTable(path, domain, session=session)
