@@ -40,8 +40,11 @@ from dpgm.privacy.policy import check_epsilon, warn_seeded
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, positive
 
-#: above this many candidates the exact sampler draws a block first, then inside it
-BLOCKED_ABOVE = 4096
+#: above this many candidates the exact sampler draws a block first, then inside it:
+#: OpenDP's exact arithmetic costs about linearly in the candidates, so two draws over
+#: about √n each are faster from here on (0.16 against 0.25 ms at 64 candidates, 0.25
+#: against 1.0 ms at 512 on the 2-core machine)
+BLOCKED_ABOVE = 48
 
 
 def zcdp_cost(epsilon: float) -> float:
