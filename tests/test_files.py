@@ -81,3 +81,14 @@ def test_a_reader_that_stops_early_is_not_an_error(small):
                           timeout=120)
     assert done.stdout == "a,b\n"
     assert done.returncode == 141 and "error" not in done.stderr.lower()
+
+
+def test_two_outputs_on_standard_output_are_refused(small, capsys):
+    from dpgm.cli import main
+
+    with pytest.raises(OutputError, match="one of the inputs or outputs"):
+        check_output("-", inputs=["/dev/stdout"] if writes_to_stdout("/dev/stdout") else ["-"])
+    assert main(["synth", str(small / "data.csv"), "--domain", str(small / "domain.json"),
+                 "--epsilon", "1", "--out", "-", "--ledger", "-"]) == 2
+    said = capsys.readouterr()
+    assert "one of the inputs or outputs" in said.err and said.out == ""

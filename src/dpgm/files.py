@@ -63,14 +63,16 @@ def check_output(path: PathType, *, force: bool = False, inputs: Iterable[PathTy
     files, and an existing file is replaced only with ``force``. Standard output (``-``)
     and streams are written as they are (see :func:`is_stream`).
     """
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    for source in inputs:
+        if source is not None and (_same_file(target, Path(source))
+                                   or writes_to_stdout(path) and writes_to_stdout(source)):
+            raise OutputError(f"{path} is one of the inputs or outputs; write it somewhere "
+                              "else")
     if is_stream(path):
         return Path(path)
-    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
         raise OutputError(f"{target} is a directory; give a file name for the output")
-    for source in inputs:
-        if source is not None and _same_file(target, Path(source)):
-            raise OutputError(f"{target} is one of the inputs; write the output somewhere else")
     folder = target.parent
     if not folder.is_dir():
         raise OutputError(f"the folder of {target} does not exist")
