@@ -140,3 +140,26 @@ def test_kl_divergence_is_infinite_where_q_has_no_mass():
     assert np.isfinite(kl_divergence(q, p))
     with pytest.raises(DomainError, match="different domains"):
         kl_divergence(p, MarkovRandomField(Domain(["a"], [2]), {("a",): np.zeros(2)}))
+
+
+def test_marginal_errors_in_small_batches_are_the_same(monkeypatch):
+    """The tables are counted in batches of bounded size; the errors do not depend on it."""
+    import itertools
+
+    import dpgm.evaluation as evaluation
+
+    rng = np.random.default_rng(5)
+    domain = Domain(["a", "b", "c", "d"], [3, 4, 2, 5])
+    real = Dataset(np.column_stack([rng.integers(k, size=500) for k in domain.shape]), domain)
+    fake = Dataset(np.column_stack([rng.integers(k, size=300) for k in domain.shape]), domain)
+    cliques = list(itertools.combinations(domain.attrs, 2))
+    whole = evaluation.marginal_errors(real, fake, cliques)
+    calls = []
+    original = Dataset.marginals
+    monkeypatch.setattr(Dataset, "marginals",
+                        lambda self, cs: calls.append(len(cs)) or original(self, cs))
+    monkeypatch.setattr(evaluation, "BATCH_CELLS", 12)
+    assert evaluation.marginal_errors(real, fake, cliques) == whole
+    assert max(calls) < len(cliques) and sum(calls) == 2 * len(cliques)
+    assert whole == {c: evaluation.tv_distance(real.marginal(c), fake.marginal(c))
+                     for c in cliques}

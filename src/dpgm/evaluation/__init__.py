@@ -7,7 +7,7 @@ and for experiments, never for a release.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -27,6 +27,10 @@ def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
     return 0.5 * float(np.abs(p / sp - q / sq).sum())
 
 
+#: the most cells of marginals :func:`marginal_errors` holds at once (8 bytes each)
+BATCH_CELLS = 2**22
+
+
 def marginal_errors(
     real: CountingSource, synthetic, cliques: Iterable[Sequence[str]]
 ) -> dict[tuple[str, ...], float]:
@@ -34,13 +38,30 @@ def marginal_errors(
     on an engine), ``synthetic`` one too or a model with ``marginal``."""
     if isinstance(synthetic, CountingSource) and synthetic.domain != real.domain:
         raise DomainError("the two data sets have different domains")
-    cliques = [tuple(c) for c in cliques]
-    # the real records (any counting source) answer every clique in one call, one pass
-    # over the records on a counting engine
-    truth = real.marginals(cliques)
-    guess = (synthetic.marginals(cliques) if isinstance(synthetic, CountingSource)
-             else [synthetic.marginal(c) for c in cliques])
-    return {c: tv_distance(t, g) for c, t, g in zip(cliques, truth, guess, strict=True)}
+    errors: dict[tuple[str, ...], float] = {}
+    # many cliques per call (one pass over the records on a counting engine), in batches
+    # of at most BATCH_CELLS cells so that the tables held at once stay small
+    for batch in _batches([tuple(c) for c in cliques], real.domain.size, BATCH_CELLS):
+        truth = real.marginals(batch)
+        guess = (synthetic.marginals(batch) if isinstance(synthetic, CountingSource)
+                 else [synthetic.marginal(c) for c in batch])
+        errors.update((c, tv_distance(t, g)) for c, t, g in zip(batch, truth, guess,
+                                                                strict=True))
+    return errors
+
+
+def _batches(cliques: list[tuple[str, ...]], size, cap: int) -> Iterator[list[tuple[str, ...]]]:
+    """``cliques`` in order, in runs of at most ``cap`` cells (a larger clique alone)."""
+    batch: list[tuple[str, ...]] = []
+    cells = 0
+    for clique in cliques:
+        if batch and cells + size(clique) > cap:
+            yield batch
+            batch, cells = [], 0
+        batch.append(clique)
+        cells += size(clique)
+    if batch:
+        yield batch
 
 
 def mean_tv(real: Dataset, synthetic, ways: int) -> float:
