@@ -44,6 +44,10 @@ class Dialect:
     div: str  # integer division
     grouping: str  # the grouping set's bitmask
     backslash_escapes: bool  # whether string literals treat "\" as an escape
+    #: whether several marginals are counted from the records' distinct cells (Spark: 1.7x
+    #: faster for 105 pairs of 2 million records; DuckDB gains little and would hold a
+    #: hash table of every distinct record)
+    preaggregate: bool = False
 
     def identifier(self, name: str) -> str:
         return self.quote + name.replace(self.quote, self.quote * 2) + self.quote
@@ -71,7 +75,7 @@ DUCKDB = Dialect("duckdb", '"', "VARCHAR", "epoch_us({})", "//", "grouping", Fal
 # Spark's timestamps are instants shown in the session's time zone: their wall-clock time,
 # which the schema's bounds are in, is the instant shifted by that zone's offset
 SPARK = Dialect("spark", "`", "STRING", "unix_micros(from_utc_timestamp({}, current_timezone()))",
-                "div", "grouping_id", True)
+                "div", "grouping_id", True, preaggregate=True)
 
 
 def kind_of(sql_type: str) -> str:

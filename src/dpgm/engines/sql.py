@@ -178,7 +178,14 @@ class SQLCounts(CountingSource):
         # which engine counts is not said: --engine auto chose it from the file's size
         self._say(f"counting {len(cliques)} marginal(s) on {len(columns)} attribute(s) in "
                   "one pass over the records")
-        rows = self._fetch(f"SELECT {grouping}, {selected}, {self._measure()} FROM {self._from} "
+        source, measure = self._from, self._measure()
+        if self.dialect.preaggregate and len(cliques) > 1:
+            # the records' distinct cells first: the grouping sets then expand each cell,
+            # not each record, once per set (Spark's plan copies its input per set)
+            source = (f"(SELECT {selected}, {measure} AS _dpgm_n FROM {self._from} "
+                      f"GROUP BY {selected}) AS _cells")
+            measure = "sum(_dpgm_n)"
+        rows = self._fetch(f"SELECT {grouping}, {selected}, {measure} FROM {source} "
                            f"GROUP BY GROUPING SETS ({sets})")
         ids = np.asarray(rows[0])
         out = []
