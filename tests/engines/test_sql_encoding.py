@@ -139,6 +139,8 @@ def test_missing_columns_repeated_names_and_sub_microsecond_dates_are_refused(tm
     pd.DataFrame({"t": ["2020-01-01"]}).to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(DomainError, match="whole microseconds"):
         DuckDBTable.encode(tmp_path / "t.csv", fine)
+    with pytest.raises(DomainError, match="whole microseconds"):  # before opening a file
+        DuckDBTable.encode(tmp_path / "absent.csv", fine)
 
 
 def test_text_pandas_reads_as_missing_is_missing_in_csv_files_only(tmp_path):

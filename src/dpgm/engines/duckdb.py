@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.engines.encoding import DUCKDB
+from dpgm.engines.encoding import DUCKDB, check_encodable
 from dpgm.engines.sql import RawSource, SQLCounts
 from dpgm.errors import DataError
 
@@ -120,6 +120,7 @@ class DuckDBTable(SQLCounts):
 
         if not isinstance(schema, Schema):
             raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
+        check_encodable(schema)
         path, reader = _file(source)
         read_table(path, nrows=0)  # a header with a repeated name is refused, as in memory
         if temp_directory is not None:  # DuckDB would make its spill folder itself

@@ -78,6 +78,16 @@ SPARK = Dialect("spark", "`", "STRING", "unix_micros(from_utc_timestamp({}, curr
                 "div", "grouping_id", True, preaggregate=True)
 
 
+def check_encodable(schema) -> None:
+    """Refuse a schema the SQL engines cannot encode exactly, before any file is opened:
+    dates binned finer than a microsecond (the engines' timestamps are microseconds)."""
+    for column in schema.columns.values():
+        if isinstance(column, Datetime) and (
+                (column.edges % 1000).any() or column.width.value % 1000):
+            raise DomainError(f"column {column.name!r}: the SQL engines bin dates to the "
+                              "microsecond; give bounds and a width in whole microseconds")
+
+
 def kind_of(sql_type: str) -> str:
     """A column's type as the encoder sees it: text, int, float, bool, date, time, timetz
     or other (DuckDB's and Spark's type names)."""
@@ -274,9 +284,6 @@ def _datetime(column: Datetime, v: Values, kind: str, dialect: Dialect) -> str:
         time = x
     else:  # numbers, booleans and times with a zone have no date code
         return "NULL"
-    if (column.edges % 1000).any() or column.width.value % 1000:
-        raise DomainError(f"column {column.name!r}: the SQL engines bin dates to the "
-                          "microsecond; give bounds and a width in whole microseconds")
     edges = column.edges // 1000
     low, high, width = int(edges[0]), int(edges[-1]), int(column.width.value // 1000)
     micros = dialect.epoch_us.format(time)

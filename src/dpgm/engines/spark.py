@@ -25,7 +25,7 @@ from os import PathLike
 import numpy as np
 
 from dpgm.domain import Domain
-from dpgm.engines.encoding import SPARK
+from dpgm.engines.encoding import SPARK, check_encodable
 from dpgm.engines.sql import RawSource, SQLCounts
 from dpgm.errors import DataError
 
@@ -96,6 +96,7 @@ class SparkTable(SQLCounts):
         spark = _session(session)
         if not isinstance(schema, Schema):
             raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
+        check_encodable(schema)
         frame, path = _frame(source, spark, infer=False)
         table = cls.__new__(cls)
         table.domain, table.path, table.weight_column = schema.domain, path, weights
