@@ -201,8 +201,8 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
         limit = None if max_memory is None else f"{int(max_memory)}B"
         if schema is not None:  # encoded inside DuckDB into a table of codes on disk
             return DuckDBTable.encode(path, schema, memory_limit=limit, progress=_say)
-        table = DuckDBTable(path, domain, memory_limit=limit)
-    elif engine == "spark":
+        return DuckDBTable(path, domain, memory_limit=limit, progress=_say)
+    if engine == "spark":
         from pyspark.sql import SparkSession
 
         from dpgm.engines.spark import SparkTable
@@ -213,13 +213,10 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
                    .config("spark.ui.showConsoleProgress", "false").getOrCreate())
         if schema is not None:
             return SparkTable.encode(path, schema, session=session, progress=_say)
-        table = SparkTable(path, domain, session=session)
-    else:
-        if schema is not None:
-            return schema.encode(read_table(path))
-        return Dataset.load(path, domain)
-    table.progress = _say
-    return table
+        return SparkTable(path, domain, session=session, progress=_say)
+    if schema is not None:
+        return schema.encode(read_table(path))
+    return Dataset.load(path, domain)
 
 
 def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:

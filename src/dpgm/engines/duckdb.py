@@ -86,18 +86,21 @@ class DuckDBTable(SQLCounts):
     ignored), and optionally a ``weights`` column of record weights in [0, 1]. The file is
     checked when the table is made (columns, codes, weights), as a Dataset checks its
     array. ``memory_limit`` (e.g. ``"1GB"``) bounds DuckDB's memory; ``temp_directory``
-    is where it spills. A raw table goes through :meth:`encode` instead.
+    is where it spills; ``progress`` is told what is counted. A raw table goes through
+    :meth:`encode` instead.
     """
 
     def __init__(self, source: str | PathLike[str], domain: Domain, *,
                  weights: str | None = None, memory_limit: str | None = None,
-                 temp_directory: str | PathLike[str] | None = None, threads: int | None = None):
+                 temp_directory: str | PathLike[str] | None = None, threads: int | None = None,
+                 progress: Callable[[str], None] | None = None):
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
         path, reader = _file(source)
         self._connection = _connect(memory_limit=memory_limit, temp_directory=temp_directory,
                                     threads=threads)
         self.domain, self.path, self.weight_column = domain, path, weights
+        self.progress = progress
         self._from = _source(path, reader)
         with _reading(path):
             self._check(self._header())
@@ -116,10 +119,7 @@ class DuckDBTable(SQLCounts):
         import tempfile
 
         from dpgm.dataset import read_table
-        from dpgm.schema import Schema
 
-        if not isinstance(schema, Schema):
-            raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
         check_encodable(schema)
         path, reader = _file(source)
         read_table(path, nrows=0)  # a header with a repeated name is refused, as in memory

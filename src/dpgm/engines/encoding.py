@@ -22,7 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpgm.errors import DomainError
+from dpgm.errors import DataError, DomainError
+from dpgm.schema import Schema
 from dpgm.schema.columns import Categorical, Column, Datetime, Numeric
 
 #: the texts pandas.read_csv reads as missing by default (the in-memory path's reader)
@@ -44,6 +45,7 @@ class Dialect:
     div: str  # integer division
     grouping: str  # the grouping set's bitmask
     backslash_escapes: bool  # whether string literals treat "\" as an escape
+    trim: str  # the function that trims given characters: trim(x, chars)
     #: whether several marginals are counted from the records' distinct cells (Spark: 1.7x
     #: faster for 105 pairs of 2 million records; DuckDB gains little and would hold a
     #: hash table of every distinct record)
@@ -61,8 +63,7 @@ class Dialect:
         """``x`` without leading and trailing white space as str.strip removes it, given
         ``trimmed``, ``x`` without spaces at either end: only a value that still begins or
         ends with another white space character (rare) is trimmed again, the slow way."""
-        characters = self.literal(_SPACE)
-        again = f"btrim({x}, {characters})" if self.name == "spark" else f"trim({x}, {characters})"
+        again = f"{self.trim}({x}, {self.literal(_SPACE)})"
         # every other white space character sorts before the space
         return (f"CASE WHEN {trimmed} IS NULL THEN NULL WHEN left({trimmed}, 1) > ' ' AND "
                 f"right({trimmed}, 1) > ' ' THEN {trimmed} ELSE {again} END")
@@ -71,16 +72,19 @@ class Dialect:
         return f"CAST({self.literal(repr(float(value)))} AS DOUBLE)"
 
 
-DUCKDB = Dialect("duckdb", '"', "VARCHAR", "epoch_us({})", "//", "grouping", False)
+DUCKDB = Dialect("duckdb", '"', "VARCHAR", "epoch_us({})", "//", "grouping", False, "trim")
 # Spark's timestamps are instants shown in the session's time zone: their wall-clock time,
 # which the schema's bounds are in, is the instant shifted by that zone's offset
 SPARK = Dialect("spark", "`", "STRING", "unix_micros(from_utc_timestamp({}, current_timezone()))",
-                "div", "grouping_id", True, preaggregate=True)
+                "div", "grouping_id", True, "btrim", preaggregate=True)
 
 
-def check_encodable(schema) -> None:
-    """Refuse a schema the SQL engines cannot encode exactly, before any file is opened:
-    dates binned finer than a microsecond (the engines' timestamps are microseconds)."""
+def check_encodable(schema: Schema) -> None:
+    """Refuse what the SQL engines cannot encode exactly, before any file is opened: a
+    schema that is not a dpgm.Schema, or dates binned finer than a microsecond (the
+    engines' timestamps are microseconds)."""
+    if not isinstance(schema, Schema):
+        raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
     for column in schema.columns.values():
         if isinstance(column, Datetime) and (
                 (column.edges % 1000).any() or column.width.value % 1000):

@@ -67,18 +67,19 @@ class SparkTable(SQLCounts):
     """Integer-coded records counted by Spark SQL: ``source`` a Spark DataFrame, or the
     path of a CSV (with a header) or Parquet file; one column per attribute of ``domain``
     with codes ``0..size-1``, optionally a ``weights`` column in [0, 1]; ``session`` the
-    SparkSession (the active one by default). Checked when made, as a Dataset is. A raw
-    table goes through :meth:`encode` instead."""
+    SparkSession (the active one by default); ``progress`` is told what is counted.
+    Checked when made, as a Dataset is. A raw table goes through :meth:`encode` instead."""
 
     dialect = SPARK
 
     def __init__(self, source, domain: Domain, *, weights: str | None = None,
-                 session=None):
+                 session=None, progress: Callable[[str], None] | None = None):
         spark = _session(session)
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
         frame, self.path = _frame(source, spark, infer=True)
         self.domain, self.weight_column, self._spark = domain, weights, spark
+        self.progress = progress
         self._from = f"dpgm_records_{next(_views)}"
         frame.createOrReplaceTempView(self._from)
         self._check(list(frame.columns))
@@ -91,11 +92,7 @@ class SparkTable(SQLCounts):
         clipping, missing values; CSV files read as text). The codes are a view over the
         raw table, computed again by each count (cache the DataFrame to avoid it);
         ``weights`` may name a column of record weights in [0, 1]."""
-        from dpgm.schema import Schema
-
         spark = _session(session)
-        if not isinstance(schema, Schema):
-            raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
         check_encodable(schema)
         frame, path = _frame(source, spark, infer=False)
         table = cls.__new__(cls)

@@ -153,15 +153,14 @@ class SQLCounts(CountingSource):
         ``CACHED_CELLS`` cells), so a marginal a mechanism selects and then measures is
         counted once."""
         cliques = [tuple(self.domain.check(c)) for c in cliques]
-        cache = self.__dict__.setdefault("_counted", {})
+        cache = self.__dict__.setdefault("_counted", {})  # encode() makes tables by __new__
         wanted = [c for c in dict.fromkeys(cliques) if c not in cache]
-        if wanted:
-            counted = dict(zip(wanted, self._count(wanted), strict=True))
-            for clique, table in counted.items():
-                if sum(t.size for t in cache.values()) + table.size <= CACHED_CELLS:
-                    cache[clique] = table
-        else:
-            counted = {}
+        counted = dict(zip(wanted, self._count(wanted), strict=True)) if wanted else {}
+        kept = sum(t.size for t in cache.values())
+        for clique, table in counted.items():
+            if kept + table.size <= CACHED_CELLS:
+                cache[clique] = table
+                kept += table.size
         return [(counted[c] if c in counted else cache[c]).copy() for c in cliques]
 
     def _count(self, cliques: list[tuple[str, ...]]) -> list[np.ndarray]:
