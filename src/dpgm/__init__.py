@@ -3,7 +3,7 @@
 # subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
 from dpgm import datasets, evaluation, inference, mechanisms, models, mrf, privacy, schema
 from dpgm._version import __version__ as __version__
-from dpgm.dataset import Dataset
+from dpgm.dataset import Dataset, read_raw_table
 from dpgm.domain import Domain
 from dpgm.errors import (
     BudgetExceededError,
@@ -38,6 +38,7 @@ __all__ = [
     "Factor",
     "fit_cgm",
     "MarkovRandomField",
+    "read_raw_table",
     "Measurement",
     "ModelTooLargeError",
     "PrivacyParameterError",

@@ -299,6 +299,16 @@ def read_table(path: str | PathLike[str], **options) -> pd.DataFrame:
     return frame
 
 
+def read_raw_table(path: str | PathLike[str]) -> pd.DataFrame:
+    """A raw table to encode with a public schema: every CSV cell as the text it is (no
+    type or missing-value inference, which looks at the whole column: one record would
+    change how the others are read), each read later on its own by the schema's rules
+    (:mod:`dpgm.schema.parse`); Parquet columns in the file's own types."""
+    if str(path).lower().endswith((".parquet", ".pq")):
+        return read_table(path)
+    return read_table(path, dtype=str, keep_default_na=False, na_filter=False)
+
+
 def _read_parquet(path: str | PathLike[str], options: dict) -> pd.DataFrame:
     """A Parquet file as a DataFrame, by pyarrow or else DuckDB (``nrows=0``: the header;
     ``dtype=str``: values as text)."""

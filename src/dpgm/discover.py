@@ -17,17 +17,26 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgm.errors import DataError, DomainError
+from dpgm.errors import DataError, DomainError, SchemaNote, user_stacklevel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.discovery import geometric_edges, private_labels, private_range
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.random import Randomness, RngLike
-from dpgm.schema.columns import KINDS, missing_values
+from dpgm.schema import parse
+from dpgm.schema.columns import (
+    DEFAULT_OTHER,
+    KINDS,
+    missing_values,
+    read_micros,
+    read_numbers,
+    text_values,
+)
 from dpgm.schema.draft import DEFAULT_WIDTH, KIND_CHOICES
 from dpgm.schema.schema import Schema
 
@@ -94,16 +103,19 @@ def discover(
     label_questions = sum(1 for _, what in asked if what == "labels")
     delta_share = delta / label_questions if label_questions else 0.0
     columns = filled["columns"]
-    # every value is parsed before anything is spent, so a bad value costs nothing
+    # every value is read before anything is spent, so a bad value costs nothing; each on
+    # its own (dpgm.schema.parse), never by how the rest of its column was read
     prepared = {}
     for name, what in asked:
         values = frame[name]
+        values = values[~missing_values(values)]
         if what == "labels":
-            prepared[name, what] = values[~missing_values(values)].tolist()
+            prepared[name, what] = _labels(values, columns[name].get("dtype"), name)
         elif columns[name]["kind"] == "datetime":
-            prepared[name, what] = _days(values, name)
+            prepared[name, what] = _days(values, columns[name].get("format"), name)
         else:
             prepared[name, what] = _numbers(values, name)
+    fallbacks = []
     for name, what in asked:
         column = columns[name] = dict(columns[name])
         data = prepared[name, what]
@@ -115,17 +127,33 @@ def discover(
             continue
         label = f"range of {name}"
         if column["kind"] == "datetime":
-            lower, upper = private_range(data, _month_edges(), share, budget, noise, label)
-            found = [str(np.datetime64(int(x), "D")) for x in (lower, upper)]
+            found = private_range(data, _month_edges(), share, budget, noise, label)
+            bounds = [str(np.datetime64(int(x), "D")) for x in found[:2]]
         else:
-            lower, upper = private_range(data, geometric_edges(), share, budget, noise, label)
-            found = [_round(lower, math.floor), _round(upper, math.ceil)]
-        for bound, value in zip(("lower", "upper"), found):
+            found = private_range(data, geometric_edges(), share, budget, noise, label)
+            bounds = [_round(found.lower, math.floor), _round(found.upper, math.ceil)]
+        if found.fallback:
+            fallbacks.append(name)
+        for bound, value in zip(("lower", "upper"), bounds):
             if column.get(bound) is None:  # a bound the steward gave is kept
                 column[bound] = value
-    for name in {name for name, what in asked if what != "labels"}:
-        _repair_bounds(columns[name])
+    # what follows is post-processing of what was released: free, and it never fails, so
+    # that a run that spent always writes its schema (a re-run would spend again)
+    for name in fallbacks:
+        _note(f"column {name!r}: no bin of its noisy histogram rose clearly above the noise; "
+              "its bounds are the one bin with the largest noisy count (give public bounds, "
+              "or more epsilon)")
+    for name, what in asked:
+        if what == "labels":
+            _repair_labels(name, columns[name])
+        else:
+            _repair_bounds(name, columns[name])
+    _repair_constraints(filled)
     return Schema.from_json(filled), budget
+
+
+def _note(message: str) -> None:
+    warnings.warn(message, SchemaNote, stacklevel=user_stacklevel())
 
 
 def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
@@ -133,7 +161,12 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
     learnt: the draft is built with stand-ins for the answers (constraints, which may name
     labels still to be learnt, are left out)."""
     trial = copy.deepcopy(dict(spec))
-    trial.pop("constraints", None)
+    for pattern in trial.pop("constraints", None) or ():
+        if not isinstance(pattern, Mapping) or not pattern:
+            raise DomainError(f"a constraint is an object {{column: [values]}}, got {pattern!r}")
+        unknown = sorted(set(pattern) - set(trial["columns"]))
+        if unknown:
+            raise DomainError(f"constraint {dict(pattern)} names no column {unknown[0]!r}")
     for name, what in asked:
         column = trial["columns"][name]
         if what == "labels":
@@ -154,7 +187,7 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
 
 
 # -- post-processing of what was learnt (free) ---------------------------------------------------
-def _repair_bounds(column: dict[str, Any]) -> None:
+def _repair_bounds(name: str, column: dict[str, Any]) -> None:
     """Bounds in order and bins that fit them: post-processing of the released bounds."""
     if column["kind"] == "datetime":
         lower, upper = np.datetime64(column["lower"], "D"), np.datetime64(column["upper"], "D")
@@ -165,12 +198,61 @@ def _repair_bounds(column: dict[str, Any]) -> None:
     lower, upper = float(column["lower"]), float(column["upper"])
     if upper <= lower:
         upper = lower + 1.0
+    bins = column.get("bins", 10)
     if column.get("integer"):
         lower, upper = math.floor(lower), math.ceil(upper)
-        bins = column.get("bins", 10)
         column["bins"] = int(min(bins, upper - lower + 1)) if isinstance(bins, int) else bins
+    decimals = column.get("decimals")
+    if isinstance(decimals, int) and isinstance(bins, int) and not isinstance(decimals, bool):
+        unit = 10.0 ** -decimals
+        if (upper - lower) / bins < unit * (1 - 1e-9):  # each bin at least one unit wide
+            upper = float(f"{lower + bins * unit:.12g}")
+            _note(f"column {name!r}: the range found is narrower than {bins} bins of "
+                  f"{decimals} decimals; its upper bound was widened to {upper:g}")
     column["lower"] = int(lower) if float(lower).is_integer() else lower
     column["upper"] = int(upper) if float(upper).is_integer() else upper
+
+
+def _repair_labels(name: str, column: dict[str, Any]) -> None:
+    """Found labels that a schema can hold: one label per written form (the first), and an
+    "other" label that no found label is written as (renamed)."""
+    kept, written = [], set()
+    for label in column["labels"]:
+        text = str(label).strip()
+        if text in written:
+            _note(f"column {name!r}: the labels found include two written {text!r}; the "
+                  "first is kept")
+            continue
+        kept.append(label)
+        written.add(text)
+    column["labels"] = kept
+    other = column.get("other")
+    if other is None or other is False:
+        return
+    named = DEFAULT_OTHER if other is True else str(other)
+    if named.strip() in written:
+        renamed = named
+        while renamed.strip() in written:
+            renamed += " (not listed)"
+        column["other"] = renamed
+        _note(f"column {name!r}: a label {named!r} was found, so the other values are "
+              f"labelled {renamed!r}")
+
+
+def _repair_constraints(spec: dict[str, Any]) -> None:
+    """Constraints naming a value that discovery did not find are dropped, with a note."""
+    if not spec.get("constraints"):
+        return
+    bare = Schema.from_json({**spec, "constraints": []})
+    kept = []
+    for pattern in spec["constraints"]:
+        try:
+            Schema(bare.columns.values(), [pattern])
+        except DomainError as exc:
+            _note(f"constraint {dict(pattern)} dropped: {exc}")
+            continue
+        kept.append(pattern)
+    spec["constraints"] = kept
 
 
 def _plain(value: object) -> object:
@@ -178,24 +260,79 @@ def _plain(value: object) -> object:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: the labels' type a draft may declare with its "dtype" (default: the text as written)
+DECLARED = {"int64": int, "Int64": int, "float64": float, "bool": bool, "boolean": bool}
+_SPELLINGS = {"True": True, "TRUE": True, "true": True,
+              "False": False, "FALSE": False, "false": False}
+
+
+def _labels(values: pd.Series, dtype: object, name: str) -> list[object]:
+    """Each value as the label it would be, read on its own in the draft's declared type
+    (``dtype``): a text as it is written, or a number written canonically (1.0 as 1)."""
+    import pandas as pd
+
+    want = DECLARED.get(dtype) if isinstance(dtype, str) else None
+    text = text_values(values)
+    labels = np.empty(len(values), dtype=object)
+    for part, read in ((text, _label_of_text), (~text, _label_of_value)):
+        if part.any():
+            chosen = values[part].astype(object)
+            keys = chosen if read is _label_of_text else pd.Series(
+                list(zip(map(type, chosen), chosen)), dtype=object)
+            inverse, uniques = pd.factorize(keys)
+            found = np.empty(len(uniques), dtype=object)
+            found[:] = [read(u if read is _label_of_text else u[1], want, name)
+                        for u in uniques]
+            labels[part] = found[inverse]
+    return labels.tolist()
+
+
+def _label_of_text(text: str, want: type | None, name: str) -> object:
+    written = parse.strip(text)
+    if want is None:
+        return written
+    if want is bool:
+        if written in _SPELLINGS:
+            return _SPELLINGS[written]
+    else:
+        number = parse.number(written)
+        if number is not None:
+            return _label_of_value(number, want, name)
+    raise DataError(f"column {name!r} is declared {want.__name__} but holds a value of "
+                    "another type")
+
+
+def _label_of_value(value: object, want: type | None, name: str) -> object:
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bool):
+        if want in (None, bool):
+            return value
+    elif isinstance(value, (int, float)) and math.isfinite(value) and want is not bool:
+        if want is float:
+            return float(value)
+        if float(value).is_integer():
+            return int(value)
+        if want is None:
+            return float(value)
+    elif want is None:
+        return str(value).strip()
+    what = want.__name__ if want is not None else "a label"
+    raise DataError(f"column {name!r} is declared {what} but holds a value of another type")
+
+
 def _numbers(values: pd.Series, name: str) -> np.ndarray:
-    import pandas as pd
-
-    present = values[~missing_values(values)]
-    numbers = pd.to_numeric(present, errors="coerce")
-    if numbers.isna().any():
+    numbers = read_numbers(values)
+    if not np.isfinite(numbers).all():
         raise DataError(f"column {name!r} is declared numeric but holds a non-numeric value")
-    return numbers.to_numpy(dtype=np.float64)
+    return numbers
 
 
-def _days(values: pd.Series, name: str) -> np.ndarray:
-    import pandas as pd
-
-    present = values[~missing_values(values)]
-    times = pd.to_datetime(present, errors="coerce")
-    if times.isna().any():
-        raise DataError(f"column {name!r} is declared datetime but holds a value that is not")
-    return times.to_numpy().astype("datetime64[D]").astype(np.int64).astype(np.float64)
+def _days(values: pd.Series, fmt: object, name: str) -> np.ndarray:
+    micros, found = read_micros(values, parse.time_format(fmt, name), name)
+    if not found.all():
+        raise DataError(f"column {name!r} is declared datetime but holds a value that is not "
+                        "a date in its format")
+    return (micros // 86_400_000_000).astype(np.float64)
 
 
 def _month_edges() -> np.ndarray:

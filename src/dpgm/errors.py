@@ -62,6 +62,10 @@ class PrivacyWarning(DpgmWarning):
     """A privacy parameter is allowed but weak (for example delta >= 1e-5)."""
 
 
+class SchemaNote(DpgmWarning):
+    """What discovery changed in a schema it learnt: post-processing of what was released."""
+
+
 class DataWarning(DpgmWarning):
     """The input has something that will be ignored (for example a column not in the domain)."""
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpgm.dataset import read_raw_table
 from dpgm.errors import DataError, DomainError
 from dpgm.schema import Schema
 
@@ -70,9 +71,9 @@ def files(tmp_path_factory):
 
 
 def reference(path):
-    from dpgm.dataset import read_table
+    from dpgm.dataset import read_raw_table
 
-    return SCHEMA.encode(read_table(path), weights="w")
+    return SCHEMA.encode(read_raw_table(path), weights="w")
 
 
 def codes_of(table: DuckDBTable) -> np.ndarray:
@@ -112,7 +113,7 @@ def test_a_value_without_a_code_is_refused_with_the_in_memory_reason(tmp_path, v
     schema = Schema.from_json({"columns": {"v": spec}})
     pd.DataFrame({"v": values}).to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(DataError) as in_memory:
-        schema.encode(pd.read_csv(tmp_path / "bad.csv"))
+        schema.encode(read_raw_table(tmp_path / "bad.csv"))
     with pytest.raises(DataError, match=needle) as in_sql:
         DuckDBTable.encode(tmp_path / "bad.csv", schema)
     # the same kind of error, worded alike (the SQL engines cannot name a row)
@@ -143,21 +144,20 @@ def test_missing_columns_repeated_names_and_sub_microsecond_dates_are_refused(tm
         DuckDBTable.encode(tmp_path / "absent.csv", fine)
 
 
-def test_text_pandas_reads_as_missing_is_missing_in_csv_files_only(tmp_path):
-    from dpgm.dataset import read_table
+def test_missing_texts_are_missing_in_every_text_column_and_a_label_wins(tmp_path):
+    """pandas' missing-value texts are missing wherever a value is text, from CSV and from
+    Parquet, on both paths; a label written that way is the label (issue 24)."""
+    from dpgm.dataset import read_raw_table
 
     schema = Schema.from_json({"columns": {"v": {"kind": "categorical", "labels": ["NA", "a"],
                                                  "nullable": True}}})
     pd.DataFrame({"v": ["NA", "a", "n/a"]}).to_csv(tmp_path / "v.csv", index=False)
-    from_csv = DuckDBTable.encode(tmp_path / "v.csv", schema).marginal(["v"])
-    np.testing.assert_array_equal(from_csv, schema.encode(pd.read_csv(tmp_path / "v.csv"))
-                                  .marginal(["v"]))
-    np.testing.assert_array_equal(from_csv, [0, 1, 2])  # "NA" and "n/a" read as missing
-    to_parquet(pd.DataFrame({"v": ["NA", "a", "a"]}), tmp_path / "v.parquet")
-    from_parquet = DuckDBTable.encode(tmp_path / "v.parquet", schema).marginal(["v"])
-    np.testing.assert_array_equal(from_parquet, [1, 2, 0])  # Parquet keeps the text "NA"
-    np.testing.assert_array_equal(
-        from_parquet, schema.encode(read_table(tmp_path / "v.parquet")).marginal(["v"]))
+    to_parquet(pd.DataFrame({"v": ["NA", "a", "n/a"]}), tmp_path / "v.parquet")
+    for name in ("v.csv", "v.parquet"):
+        from_sql = DuckDBTable.encode(tmp_path / name, schema).marginal(["v"])
+        np.testing.assert_array_equal(from_sql, [1, 1, 1])  # the label "NA", a, missing
+        np.testing.assert_array_equal(
+            from_sql, schema.encode(read_raw_table(tmp_path / name)).marginal(["v"]))
 
 
 @pytest.mark.filterwarnings("ignore")

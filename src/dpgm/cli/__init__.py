@@ -193,7 +193,7 @@ def _engine(args: argparse.Namespace, schema, path: str) -> str:
 def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | None = None):
     """The records of ``path``: raw values encoded with the schema, or integer codes (in
     memory, or counted by DuckDB or Spark where they read them, with progress lines)."""
-    from dpgm.dataset import Dataset, read_table
+    from dpgm.dataset import Dataset, read_raw_table
 
     if engine == "duckdb":
         from dpgm.engines.duckdb import DuckDBTable
@@ -215,7 +215,7 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
             return SparkTable.encode(path, schema, session=session, progress=_say)
         return SparkTable(path, domain, session=session, progress=_say)
     if schema is not None:
-        return schema.encode(read_table(path))
+        return schema.encode(read_raw_table(path))
     return Dataset.load(path, domain)
 
 
@@ -474,7 +474,7 @@ def _schema_draft(args: argparse.Namespace) -> int:
 def _schema_discover(args: argparse.Namespace) -> int:
     import json
 
-    from dpgm.dataset import read_table
+    from dpgm.dataset import read_raw_table
     from dpgm.discover import discover, questions
     from dpgm.errors import DomainError
     from dpgm.files import check_output
@@ -493,7 +493,7 @@ def _schema_discover(args: argparse.Namespace) -> int:
     asked = questions(spec)  # a draft that cannot be completed fails here, unread
     if not asked:
         _say(f"{args.schema} needs nothing learnt: no data read, nothing spent")
-    frame = read_table(args.data) if asked else None
+    frame = read_raw_table(args.data) if asked else None
     schema, budget = discover(frame, spec, args.epsilon, args.delta, rng=args.seed)
     schema.save(out)
     _say(f"wrote the schema to {out}")

@@ -8,30 +8,21 @@ the in-memory encoder matches them; numbers and dates are clipped to their publi
 and binned at the same edges. A value that has no code gives NULL, which the engine's
 check turns into an error naming the column (:func:`problem` says why).
 
-Everything here depends on the schema and on the file's column types only. Where the
-result can differ from the in-memory path (docs/engines.md): the SQL engines read a CSV
-file as text where pandas infers each column's type, so a number written in text matches
-a number label even in a column that also holds words, and "01234" keeps its zero; dates
-in text are read in ISO 8601 form only; white space is stripped as Python strips ASCII
-white space; Spark bins times by their wall-clock time in the session's time zone.
+Everything here depends on the schema and on the file's column types only, and each value
+is read on its own by the rules of :mod:`dpgm.schema.parse`, as the in-memory encoder
+reads it: the codes are the same record by record on every engine. Where the SQL engines
+still differ (docs/engines.md): Spark bins times by their wall-clock time in the session's
+time zone.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpgm.errors import DataError, DomainError
-from dpgm.schema import Schema
+from dpgm.schema import Schema, parse
 from dpgm.schema.columns import Categorical, Column, Datetime, Numeric
-
-#: the texts pandas.read_csv reads as missing by default (the in-memory path's reader)
-CSV_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
-               "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
-               "nan", "null")
-#: what Python's str.strip removes at either end (its ASCII part)
-_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 @dataclass(frozen=True)
@@ -46,6 +37,8 @@ class Dialect:
     grouping: str  # the grouping set's bitmask
     backslash_escapes: bool  # whether string literals treat "\" as an escape
     trim: str  # the function that trims given characters: trim(x, chars)
+    matches: str  # whether {x} matches the anchored regular expression {pattern}
+    strptime: str  # the time text {x} writes in format {format}, NULL where none
     #: whether several marginals are counted from the records' distinct cells (Spark: 1.7x
     #: faster for 105 pairs of 2 million records; DuckDB gains little and would hold a
     #: hash table of every distinct record)
@@ -63,7 +56,7 @@ class Dialect:
         """``x`` without leading and trailing white space as str.strip removes it, given
         ``trimmed``, ``x`` without spaces at either end: only a value that still begins or
         ends with another white space character (rare) is trimmed again, the slow way."""
-        again = f"{self.trim}({x}, {self.literal(_SPACE)})"
+        again = f"{self.trim}({x}, {self.literal(parse.SPACE)})"
         # every other white space character sorts before the space
         return (f"CASE WHEN {trimmed} IS NULL THEN NULL WHEN left({trimmed}, 1) > ' ' AND "
                 f"right({trimmed}, 1) > ' ' THEN {trimmed} ELSE {again} END")
@@ -71,12 +64,17 @@ class Dialect:
     def double(self, value: float) -> str:
         return f"CAST({self.literal(repr(float(value)))} AS DOUBLE)"
 
+    def match(self, x: str, pattern: str) -> str:
+        return self.matches.format(x=x, pattern=self.literal(pattern))
 
-DUCKDB = Dialect("duckdb", '"', "VARCHAR", "epoch_us({})", "//", "grouping", False, "trim")
+
+DUCKDB = Dialect("duckdb", '"', "VARCHAR", "epoch_us({})", "//", "grouping", False, "trim",
+                 "regexp_matches({x}, {pattern})", "try_strptime({x}, {format})")
 # Spark's timestamps are instants shown in the session's time zone: their wall-clock time,
 # which the schema's bounds are in, is the instant shifted by that zone's offset
 SPARK = Dialect("spark", "`", "STRING", "unix_micros(from_utc_timestamp({}, current_timezone()))",
-                "div", "grouping_id", True, "btrim", preaggregate=True)
+                "div", "grouping_id", True, "btrim", "({x} RLIKE {pattern})",
+                "try_to_timestamp({x}, {format})", preaggregate=True)
 
 
 def check_encodable(schema: Schema) -> None:
@@ -137,7 +135,10 @@ def prepared(columns: Sequence[tuple[str, str]], source: str, dialect: Dialect,
         if kind == "text":
             first.append(f"trim({dialect.identifier(name)}) AS _s{i}")
             second.append(f"{dialect.strip(f'_r{i}', f'_s{i}')} AS _t{i}")
-            third.append(f"TRY_CAST(_t{i} AS DOUBLE) AS _n{i}")
+            # the number a text writes by parse.NUMBER alone (the engines' own casts read
+            # more forms than the in-memory reader does)
+            third.append(f"CASE WHEN {dialect.match(f'_t{i}', parse.NUMBER)} "
+                         f"THEN CAST(_t{i} AS DOUBLE) END AS _n{i}")
             values.append(Values(f"_r{i}", f"_t{i}", f"_n{i}"))
         elif kind in ("int", "float"):
             values.append(Values(f"_r{i}", None, f"CAST(_r{i} AS DOUBLE)"))
@@ -162,11 +163,11 @@ class ColumnSQL:
     code: str
 
 
-def encode_column(column: Column, v: Values, kind: str, dialect: Dialect, *,
-                  csv: bool = False) -> ColumnSQL:
+def encode_column(column: Column, v: Values, kind: str, dialect: Dialect) -> ColumnSQL:
     """The SQL that encodes a raw column (its :class:`Values` from :func:`prepared`, of
-    type ``kind``) by ``column``'s rules; ``csv``: the values are a CSV file's text."""
-    missing = _missing(v, kind, dialect, csv)
+    type ``kind``) by ``column``'s rules."""
+    labels = column.given if isinstance(column, Categorical) else ()
+    missing = _missing(v, kind, dialect, parse.missing_texts(labels))
     if isinstance(column, Categorical):
         present = _categorical(column, v, kind, dialect)
     elif isinstance(column, Numeric):
@@ -179,12 +180,12 @@ def encode_column(column: Column, v: Values, kind: str, dialect: Dialect, *,
     return ColumnSQL(missing, f"CASE WHEN {missing} THEN {on_missing} ELSE {present} END")
 
 
-def _missing(v: Values, kind: str, dialect: Dialect, csv: bool) -> str:
+def _missing(v: Values, kind: str, dialect: Dialect, texts: frozenset[str]) -> str:
     x = v.raw
     if kind == "text":
         tests = [f"{x} IS NULL", f"{v.text} = ''"]
-        if csv:
-            tests.append(f"{x} IN ({', '.join(dialect.literal(t) for t in CSV_MISSING[1:])})")
+        if texts:
+            tests.append(f"{x} IN ({', '.join(dialect.literal(t) for t in sorted(texts))})")
         return "(" + " OR ".join(tests) + ")"
     if kind == "float":
         return f"({x} IS NULL OR isnan({x}))"
@@ -192,10 +193,9 @@ def _missing(v: Values, kind: str, dialect: Dialect, csv: bool) -> str:
 
 
 def _categorical(column: Categorical, v: Values, kind: str, dialect: Dialect) -> str:
-    """The first matching rule of Categorical._code_of: the value itself, then (for a
-    whole number) the text of the integer, then its text; a text key goes to its first
-    label. In a CSV file's text, numbers and booleans match their labels by value, as
-    pandas would have read them."""
+    """The first matching rule of the in-memory encoder: for text, the rules of
+    dpgm.schema.columns._TextRules; for a typed value, the value itself, then (for a whole
+    number) the text of the integer, then its text."""
     by_value: list[tuple[str, int]] = []
     by_int_text: list[tuple[str, int]] = []
     by_text: list[tuple[str, int]] = []
@@ -208,9 +208,9 @@ def _categorical(column: Categorical, v: Values, kind: str, dialect: Dialect) ->
             if isinstance(label, str):
                 by_value.append((f"{x} = {dialect.literal(label)}", code))
                 # a number pandas would have read, matched by the text of its value
-                if _canonical_int(text):
+                if parse.canonical_int(text):
                     by_int_text.append((f"{number} = {dialect.double(int(text))}", code))
-                if _canonical_float(text):
+                if parse.canonical_float(text):
                     by_text.append((f"{number} = {dialect.double(float(text))}", code))
             elif is_bool:  # what pandas reads as booleans
                 spellings = ("True", "TRUE", "true") if label else ("False", "FALSE", "false")
@@ -224,9 +224,9 @@ def _categorical(column: Categorical, v: Values, kind: str, dialect: Dialect) ->
             if is_number:
                 by_value.append((f"{x} = {dialect.double(label)}", code))
             elif isinstance(label, str):
-                if _canonical_int(text):  # str(int(value)) of a whole value
+                if parse.canonical_int(text):  # str(int(value)) of a whole value
                     by_int_text.append((f"{x} = {dialect.double(int(text))}", code))
-                if kind == "float" and _canonical_float(text):  # str(value)
+                if kind == "float" and parse.canonical_float(text):  # str(value)
                     by_text.append((f"{x} = {dialect.double(float(text))}", code))
         elif kind == "bool":
             if is_bool:
@@ -241,20 +241,6 @@ def _categorical(column: Categorical, v: Values, kind: str, dialect: Dialect) ->
         return otherwise
     whens = " ".join(f"WHEN {test} THEN {code}" for test, code in rules)
     return f"CASE {whens} ELSE {otherwise} END"
-
-
-def _canonical_int(text: str) -> bool:
-    try:
-        return str(int(text)) == text
-    except ValueError:
-        return False
-
-
-def _canonical_float(text: str) -> bool:
-    try:
-        return str(float(text)) == text
-    except ValueError:
-        return False
 
 
 def _numeric(column: Numeric, v: Values, dialect: Dialect) -> str:
@@ -280,8 +266,11 @@ def _bins(v: str, inner: Sequence[float], low: int, high: int, dialect: Dialect)
 
 def _datetime(column: Datetime, v: Values, kind: str, dialect: Dialect) -> str:
     x = v.raw
-    if kind == "text":
-        time = f"TRY_CAST({v.text} AS TIMESTAMP)"
+    if kind == "text":  # the column's format alone, every field at full width
+        fmt = column.format
+        read = (f"TRY_CAST({v.text} AS TIMESTAMP)" if fmt.iso else dialect.strptime.format(
+            x=v.text, format=dialect.literal(fmt.strftime if dialect is not SPARK else fmt.java)))
+        time = f"CASE WHEN {dialect.match(v.text, fmt.pattern)} THEN {read} END"
     elif kind == "date":
         time = f"CAST({x} AS TIMESTAMP)"
     elif kind == "time":
@@ -303,21 +292,7 @@ def problem(column: Column, kind: str, example: object | None) -> str:
     if example is None:
         return (f"column {column.name!r} has a missing value; declare the column "
                 '"nullable": true in the schema to keep missing values')
-    if isinstance(column, Categorical):
-        shown = list(column.given)
-        shown = shown if len(shown) <= 12 else shown[:12] + ["..."]
-        return (f"column {column.name!r} has the value {example!r}, which is not one of its "
-                f"labels {shown}; add it to the schema's labels, or declare \"other\": true "
-                'to gather such values under "other"')
-    if isinstance(column, Numeric):
-        try:
-            infinite = math.isinf(float(str(example).strip()))
-        except ValueError:
-            infinite = False
-        what = "an infinite" if infinite else "a non-numeric"
-        return f"column {column.name!r} has {what} value {example!r}"
     if kind == "timetz":
         return (f"column {column.name!r} has times with a time zone; convert them to naive "
                 "times")
-    return (f"column {column.name!r} has a value {example!r} that is not a date (the SQL "
-            "engines read dates in ISO 8601 form, such as 2020-01-31 or 2020-01-31 12:00:00)")
+    return column.problem(example)

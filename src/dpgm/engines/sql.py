@@ -69,7 +69,7 @@ class SQLCounts(CountingSource):
                                  self.dialect, [weights] if weights is not None else [])
         parts = []
         for name, kind, v in zip(names, kinds, values, strict=True):
-            sql = encode_column(raw.schema.columns[name], v, kind, self.dialect, csv=raw.csv)
+            sql = encode_column(raw.schema.columns[name], v, kind, self.dialect)
             parts.append(f"{sql.code} AS {self._q(name)}")
         if weights is not None:
             w = self._q(weights)
@@ -85,7 +85,7 @@ class SQLCounts(CountingSource):
         column = raw.schema.columns[attr]
         kind = kind_of(raw.types[attr])
         query, (v,) = prepared([(attr, kind)], raw.source, self.dialect)
-        sql = encode_column(column, v, kind, self.dialect, csv=raw.csv)
+        sql = encode_column(column, v, kind, self.dialect)
         text = f"CAST({v.raw} AS {self.dialect.text})"
         found = self._fetch(
             f"SELECT bool_or(({sql.code}) IS NULL AND {sql.missing}), "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,12 +51,14 @@ def private_labels(
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     budget.charge(epsilon=epsilon, delta=delta, label=label)
-    counts = pd.Series(values, dtype=object).value_counts(dropna=True)
+    # keyed by type too: True, 1 and 1.0 are three values, not one counted three times
+    keys = pd.Series(list(zip(map(type, values), values)), dtype=object)
+    counts = keys.value_counts(dropna=True)
     if counts.empty:
         return []
     # record counts are whole numbers (unweighted): discrete Laplace, a public fact
     noisy = laplace_noise(counts.to_numpy(dtype=np.float64), 1.0 / epsilon, rng, discrete=True)
-    kept = [key for key, count in zip(counts.index, noisy) if count >= selection_threshold(
+    kept = [key[1] for key, count in zip(counts.index, noisy) if count >= selection_threshold(
         epsilon, delta
     )]
     return sorted(kept, key=lambda v: (type(v).__name__, v))
@@ -75,6 +78,15 @@ def range_threshold(epsilon: float, bins: int, failure: float = 0.01) -> float:
     return math.log(bins / (2.0 * failure)) / epsilon
 
 
+class Range(NamedTuple):
+    """Public edges around the values; ``fallback``: no bin was clearly above noise, and
+    the range is the bin with the largest noisy count."""
+
+    lower: float
+    upper: float
+    fallback: bool
+
+
 def private_range(
     values: np.ndarray,
     edges: np.ndarray,
@@ -82,7 +94,7 @@ def private_range(
     budget: PrivacyBudget,
     rng: RngLike = None,
     label: str = "range",
-) -> tuple[float, float]:
+) -> Range:
     """Public edges around where ``values`` lie, from a noisy histogram (ε-DP).
 
     The values are counted in the bins between the public ``edges`` (values outside go
@@ -99,6 +111,7 @@ def private_range(
     counts = np.bincount(bins, minlength=grid.size - 1).astype(np.float64)
     noisy = laplace_noise(counts, 1.0 / epsilon, rng, discrete=True)
     held = np.flatnonzero(noisy >= range_threshold(epsilon, counts.size))
-    if held.size == 0:
+    fallback = held.size == 0
+    if fallback:
         held = np.array([int(np.argmax(noisy))])
-    return float(grid[held[0]]), float(grid[held[-1] + 1])
+    return Range(float(grid[held[0]]), float(grid[held[-1] + 1]), fallback)

@@ -10,7 +10,8 @@ back to values in original units (:meth:`Column.decode`):
 
 A ``nullable`` column has one more code, the last, for a missing value. Everything a
 column holds is public: it is written by the data steward (or learnt privately, see
-:mod:`dpgm.schema.discover`), never read off the data.
+:mod:`dpgm.schema.discover`), never read off the data. Each raw value is read on its own,
+by the rules of :mod:`dpgm.schema.parse`, never by how other records were read.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 
 from dpgm.domain import Label
 from dpgm.errors import DataError, DomainError
+from dpgm.schema import parse
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,21 +36,112 @@ MISSING = None
 DEFAULT_OTHER = "other"
 
 
-def missing_values(values: pd.Series) -> np.ndarray:
-    """Where a value is missing: NaN, None, NaT, pd.NA, or an empty / blank string."""
+#: a value's code while it is read: missing, or no code (the reason is the column's)
+_MISSING, _NONE = -2, -1
+
+
+def text_values(values: pd.Series) -> np.ndarray:
+    """Where a value is text (a Python ``str``), to be read by the text rules; every other
+    value is typed and read as the value it is. Decided value by value."""
     import pandas as pd
 
-    missing = np.array(pd.isna(values), dtype=bool)
-    if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
-        text = values[~missing].astype(str).str.strip() == ""
-        missing[np.flatnonzero(~missing)[text.to_numpy()]] = True
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype):
+        return ~np.asarray(pd.isna(values), dtype=bool)
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return np.fromiter((isinstance(v, str) for v in values.astype(object)), dtype=bool,
+                           count=len(values))
+    return np.zeros(len(values), dtype=bool)
+
+
+def missing_values(values: pd.Series, labels: Sequence[object] = ()) -> np.ndarray:
+    """Where a value is missing: NaN, None, NaT, pd.NA, or a text that is blank or one of
+    pandas' missing-value texts (:func:`dpgm.schema.parse.missing_texts`; a label wins)."""
+    import pandas as pd
+
+    text = text_values(values)
+    missing = np.asarray(pd.isna(values), dtype=bool) & ~text
+    if text.any():
+        absent = parse.missing_texts(labels)
+        inverse, uniques = pd.factorize(values[text].astype(object))
+        blank = np.array([parse.is_missing_text(u, absent) for u in uniques], dtype=bool)
+        missing[np.flatnonzero(text)[blank[inverse]]] = True
     return missing
 
 
-def _first_row(values: pd.Series, mask: np.ndarray) -> tuple[object, object]:
-    """The first value where ``mask`` holds, and its row label."""
-    i = int(np.flatnonzero(mask)[0])
-    return values.iloc[i], values.index[i]
+def _typed_keys(values: pd.Series) -> np.ndarray:
+    """Typed values as keys that keep their type: True, 1 and 1.0 stay three values (a
+    factorisation of them as values would read them all as the first one met)."""
+    keys = np.empty(len(values), dtype=object)
+    keys[:] = list(zip(map(type, values), values))
+    return keys
+
+
+def typed_numbers(values: pd.Series) -> np.ndarray:
+    """Typed values as numbers (booleans as 0 and 1), NaN where one is not a number."""
+    from pandas.api import types
+
+    if types.is_numeric_dtype(values.dtype) or types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=np.float64)
+    return np.array([float(v) if isinstance(v, (int, float, np.number)) else np.nan
+                     for v in values], dtype=np.float64)
+
+
+def read_numbers(values: pd.Series) -> np.ndarray:
+    """Values that are not missing as numbers, each on its own (text by
+    :data:`dpgm.schema.parse.NUMBER`); NaN where one is not a number."""
+    text = text_values(values)
+    numbers = np.empty(len(values), dtype=np.float64)
+    numbers[text] = parse.numbers(np.array([parse.strip(v) for v in values[text]], dtype=object))
+    numbers[~text] = typed_numbers(values[~text])
+    return numbers
+
+
+def _naive(name: str) -> DataError:
+    return DataError(f"column {name!r} has times with a time zone; convert them to naive times")
+
+
+def _micros(times: np.ndarray) -> np.ndarray:
+    """datetime64 values as whole microseconds since 1970, rounded down (int64)."""
+    if np.datetime_data(times.dtype)[0] == "ns":
+        return times.view(np.int64) // 1000
+    return times.astype("datetime64[us]").view(np.int64)
+
+
+def typed_micros(values: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Typed times in whole microseconds since 1970, and which values are times (numbers
+    are not); a DataError for a time with a time zone."""
+    import datetime
+
+    import pandas as pd
+    from pandas.api import types
+
+    if types.is_datetime64_any_dtype(values.dtype):
+        if getattr(values.dt, "tz", None) is not None:
+            raise _naive(name)
+        return _micros(values.to_numpy()), np.ones(len(values), dtype=bool)
+    micros = np.zeros(len(values), dtype=np.int64)
+    found = np.zeros(len(values), dtype=bool)
+    for i, value in enumerate(values):  # an object column's times, one by one
+        if isinstance(value, (datetime.date, np.datetime64)):
+            time = pd.Timestamp(value)
+            if time.tzinfo is not None:
+                raise _naive(name)
+            micros[i], found[i] = _micros(np.array([time.asm8]))[0], True
+    return micros, found
+
+
+def read_micros(values: pd.Series, fmt: parse.TimeFormat, name: str
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Values that are not missing as whole microseconds since 1970, each on its own (text
+    in ``fmt`` alone), and which of them are times."""
+    text = text_values(values)
+    micros = np.zeros(len(values), dtype=np.int64)
+    found = np.zeros(len(values), dtype=bool)
+    stripped = np.array([parse.strip(v) for v in values[text]], dtype=object)
+    micros[text], found[text] = parse.times(stripped, fmt)
+    micros[~text], found[~text] = typed_micros(values[~text], name)
+    return micros, found
 
 
 def _number(name: str, what: str, value: object) -> float:
@@ -91,25 +184,73 @@ class Column(ABC):
 
     # -- codes ------------------------------------------------------------------------
     def encode(self, values: pd.Series) -> np.ndarray:
-        """The codes of ``values`` (a DataError names the first value that has none)."""
-        missing = missing_values(values)
-        codes = np.empty(len(values), dtype=np.int64)
+        """The codes of ``values``, each value read on its own (a DataError names the first
+        value that has none, and its row)."""
+        import pandas as pd
+
+        if not isinstance(values, pd.Series):
+            values = pd.Series(values, dtype=object)
+        codes = self._codes(values)
+        missing = codes == _MISSING
         if missing.any():
             if not self.nullable:
-                value, row = _first_row(values, missing)
+                i = int(np.flatnonzero(missing)[0])
                 raise DataError(
-                    f"column {self.name!r} has a missing value ({value!r}) at row {row}; "
-                    'declare the column "nullable": true in the schema to keep missing values'
+                    f"column {self.name!r} has a missing value ({values.iloc[i]!r}) at row "
+                    f"{values.index[i]}; declare the column \"nullable\": true in the schema "
+                    "to keep missing values"
                 )
             codes[missing] = self.missing_code
-        present = ~missing
-        if present.any():
-            codes[present] = self._encode_present(values[present])
+        bad = np.flatnonzero(codes == _NONE)
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(self.problem(values.iloc[i], f" at row {values.index[i]}"))
         return codes
 
+    def _codes(self, values: pd.Series) -> np.ndarray:
+        """Each value's code, ``_MISSING`` or ``_NONE``: text by the text rules (once per
+        distinct text), typed values by their value."""
+        import pandas as pd
+
+        codes = np.full(len(values), _NONE, dtype=np.int64)
+        text = text_values(values)
+        if text.any():
+            inverse, uniques = pd.factorize(values[text].astype(object))
+            raw = np.asarray(uniques, dtype=object)
+            stripped = np.array([parse.strip(u) for u in raw], dtype=object)
+            absent = parse.missing_texts(self._label_texts())
+            blank = np.array([parse.is_missing_text(u, absent) for u in raw], dtype=bool)
+            found = np.full(len(raw), _MISSING, dtype=np.int64)
+            if (~blank).any():
+                found[~blank] = self._text_codes(raw[~blank], stripped[~blank])
+            codes[text] = found[inverse]
+        typed = np.flatnonzero(~text)
+        if typed.size:
+            values = values.iloc[typed]
+            missing = np.asarray(pd.isna(values), dtype=bool)
+            found = np.full(len(values), _MISSING, dtype=np.int64)
+            if (~missing).any():
+                found[~missing] = self._typed_codes(values[~missing])
+            codes[typed] = found
+        return codes
+
+    def _label_texts(self) -> Sequence[object]:
+        """Labels whose text is not read as missing in this column."""
+        return ()
+
     @abstractmethod
-    def _encode_present(self, values: pd.Series) -> np.ndarray:
-        """Codes of values that are not missing."""
+    def _text_codes(self, raw: np.ndarray, stripped: np.ndarray) -> np.ndarray:
+        """Codes (or ``_NONE``) of distinct texts that are not missing: as written, and
+        without white space at either end."""
+
+    @abstractmethod
+    def _typed_codes(self, values: pd.Series) -> np.ndarray:
+        """Codes (or ``_NONE``) of typed values that are not missing."""
+
+    @abstractmethod
+    def problem(self, value: object, where: str = "") -> str:
+        """Why ``value`` has no code in this column (an error message; ``where``: the
+        value's place, such as " at row 3")."""
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
         """Values in original units for ``codes`` (missing where the code says so)."""
@@ -125,7 +266,14 @@ class Column(ABC):
         """The code of one raw value (for conditioning and constraints)."""
         import pandas as pd
 
-        return int(self.encode(pd.Series([value], dtype=object))[0])
+        code = int(self._codes(pd.Series([value], dtype=object))[0])
+        if code == _MISSING:
+            if not self.nullable:
+                raise DataError(f"column {self.name!r} is not nullable: no missing value")
+            return int(self.missing_code)
+        if code == _NONE:
+            raise DataError(self.problem(value))
+        return code
 
     # -- the file format --------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -149,6 +297,55 @@ class Column(ABC):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class _TextRules:
+    """How a text finds its label (:mod:`dpgm.schema.parse`; the SQL encoding follows the
+    same rules in the same order): the label written exactly so; then a number, boolean or
+    whole-number text label equal to the number (or boolean spelling) the text writes; then
+    a label whose text or number the stripped text writes. The first rule that matches, in
+    label order, wins."""
+
+    _SPELLINGS = {True: ("True", "TRUE", "true"), False: ("False", "FALSE", "false")}
+
+    def __init__(self, labels: Sequence[Label]):
+        self.by_value: dict[str, int] = {}
+        self.by_number: dict[float, int] = {}  # labels that are (whole) numbers
+        self.by_spelling: dict[str, int] = {}  # booleans
+        self.by_text: dict[str, tuple[int, int]] = {}  # (rule order, code)
+        self.by_decimal: dict[float, tuple[int, int]] = {}
+        for code, label in enumerate(labels):
+            text = str(label).strip()
+            if isinstance(label, bool):
+                for spelling in self._SPELLINGS[label]:
+                    self.by_spelling.setdefault(spelling, code)
+            elif isinstance(label, (int, float)):
+                self.by_number.setdefault(float(label), code)
+            else:
+                self.by_value.setdefault(label, code)
+                if parse.canonical_int(text):
+                    self.by_number.setdefault(float(int(text)), code)
+                if parse.canonical_float(text):
+                    self.by_decimal.setdefault(float(text), (2 * code, code))
+            self.by_text.setdefault(text, (2 * code + 1, code))
+
+    def code(self, raw: str, stripped: str) -> int | None:
+        """The code of a text that is not missing, or None."""
+        code = self.by_value.get(raw)
+        if code is not None:
+            return code
+        number = parse.number(stripped)
+        # a text writes a number or a boolean spelling, not both: one of these at most
+        code = self.by_spelling.get(stripped)
+        if code is None and number is not None:
+            code = self.by_number.get(number)
+        if code is not None:
+            return code
+        found = [self.by_text.get(stripped)]
+        if number is not None:
+            found.append(self.by_decimal.get(number))
+        found = [f for f in found if f is not None]
+        return min(found)[1] if found else None
 
 
 class Categorical(Column):
@@ -201,7 +398,17 @@ class Categorical(Column):
             if key in self._lookup:
                 raise DomainError(f"column {name!r} lists the label {label!r} twice")
             self._lookup[key] = code
-            self._text.setdefault(str(label).strip(), code)
+            text = str(label).strip()
+            if text in self._text:
+                raise DomainError(
+                    f"column {name!r}: the labels {labels[self._text[text]]!r} and {label!r} "
+                    f"are both written {text!r}; a table could not tell them apart"
+                )
+            self._text[text] = code
+        if self.other is not None and self.other.strip() in self._text:
+            raise DomainError(f"column {name!r}: the other label {self.other!r} is written as "
+                              "a label is")
+        self._text_rules = _TextRules(labels)
 
     @property
     def values_labels(self) -> tuple[Label, ...]:
@@ -209,46 +416,56 @@ class Categorical(Column):
 
     def code(self, value: object) -> int:
         """The code of a label (or of the "other" label): strict, nothing falls into other."""
-        code = self._code_of(value)
-        if code is None and self.other is not None and value == self.other:
-            code = len(self.given)
+        if value is not None and self.other is not None and value == self.other:
+            return len(self.given)
+        if isinstance(value, str):
+            text = parse.strip(value)
+            code = None if text == "" else self._text_rules.code(value, text)
+        else:
+            code = self._code_of(value)
         if code is None:
             raise DataError(f"{value!r} is not a label of column {self.name!r}")
         return code
 
     def _code_of(self, value: object) -> int | None:
+        """The code of a typed value: by value, then (a whole number) by the integer's
+        text, then by its text."""
         if isinstance(value, np.generic):
             value = value.item()
         code = self._lookup.get((isinstance(value, bool), value))
         if code is not None:
             return code
-        # a CSV reader may have read labels "1", "2" as numbers, or True as "True"
         if isinstance(value, float) and value.is_integer():
             code = self._text.get(str(int(value)))
             if code is not None:
                 return code
         return self._text.get(str(value).strip())
 
-    def _encode_present(self, values: pd.Series) -> np.ndarray:
+    def _label_texts(self) -> Sequence[object]:
+        return self.given
+
+    def _otherwise(self) -> int:
+        return _NONE if self.other is None else len(self.given)
+
+    def _text_codes(self, raw, stripped):
+        otherwise = self._otherwise()
+        codes = [self._text_rules.code(r, s) for r, s in zip(raw, stripped)]
+        return np.array([otherwise if c is None else c for c in codes], dtype=np.int64)
+
+    def _typed_codes(self, values):
         import pandas as pd
 
-        inverse, uniques = pd.factorize(values.astype(object), use_na_sentinel=False)
-        codes_of_uniques = np.empty(len(uniques), dtype=np.int64)
-        for k, value in enumerate(uniques):  # once per distinct value, not per row
-            code = self._code_of(value)
-            if code is None:
-                if self.other is None:
-                    shown = list(self.given)
-                    shown = shown if len(shown) <= 12 else shown[:12] + ["..."]
-                    _, row = _first_row(values, inverse == k)
-                    raise DataError(
-                        f"column {self.name!r} has the value {value!r} at row {row}, which "
-                        f"is not one of its labels {shown}; add it to the schema's labels, "
-                        'or declare "other": true to gather such values under "other"'
-                    )
-                code = len(self.given)
-            codes_of_uniques[k] = code
-        return codes_of_uniques[inverse]
+        otherwise = self._otherwise()
+        inverse, uniques = pd.factorize(_typed_keys(values))
+        found = [self._code_of(value) for _, value in uniques]
+        return np.array([otherwise if c is None else c for c in found], dtype=np.int64)[inverse]
+
+    def problem(self, value: object, where: str = "") -> str:
+        shown = list(self.given)
+        shown = shown if len(shown) <= 12 else shown[:12] + ["..."]
+        return (f"column {self.name!r} has the value {value!r}{where}, which is not one of "
+                f"its labels {shown}; add it to the schema's labels, or declare \"other\": "
+                'true to gather such values under "other"')
 
     def _output_dtype(self) -> str | None:
         kinds = {type(label) for label in self.given}
@@ -397,29 +614,32 @@ class Numeric(Column):
             f"[{_format(e[i])}, {_format(e[i + 1])}{']' if i == n - 1 else ')'}" for i in range(n)
         )
 
-    def _to_numbers(self, values: pd.Series) -> np.ndarray:
-        import pandas as pd
-
-        numbers = pd.to_numeric(values, errors="coerce")
-        bad = pd.isna(numbers).to_numpy()
-        if bad.any():
-            value, row = _first_row(values, bad)
-            raise DataError(
-                f"column {self.name!r} has a non-numeric value {value!r} at row {row}"
-            )
-        return numbers.to_numpy(dtype=np.float64)
-
     def _bin(self, numbers: np.ndarray) -> np.ndarray:
         clipped = np.clip(numbers, self.edges[0], self.edges[-1])
         codes = np.searchsorted(self.edges, clipped, side="right") - 1
         return np.minimum(codes, len(self.edges) - 2)
 
-    def _encode_present(self, values: pd.Series) -> np.ndarray:
-        numbers = self._to_numbers(values)
-        if np.isinf(numbers).any():
-            value, row = _first_row(values, np.isinf(numbers))
-            raise DataError(f"column {self.name!r} has an infinite value {value!r} at row {row}")
-        return self._bin(numbers)
+    def _binned(self, numbers: np.ndarray) -> np.ndarray:
+        """Codes of numbers; ``_NONE`` for NaN (not a number) and infinities."""
+        finite = np.isfinite(numbers)
+        codes = np.full(len(numbers), _NONE, dtype=np.int64)
+        codes[finite] = self._bin(numbers[finite])
+        return codes
+
+    def _text_codes(self, raw, stripped):
+        return self._binned(parse.numbers(stripped))
+
+    def _typed_codes(self, values):
+        return self._binned(typed_numbers(values))
+
+    def problem(self, value: object, where: str = "") -> str:
+        try:  # "inf" has no code either way: it is not a number of parse.NUMBER's
+            number = float(parse.strip(value)) if isinstance(value, str) else value
+        except ValueError:
+            number = None
+        infinite = isinstance(number, (int, float, np.number)) and np.isinf(number)
+        what = "an infinite" if infinite else "a non-numeric"
+        return f"column {self.name!r} has {what} value {value!r}{where}"
 
     def _draw(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """A number drawn uniformly inside each code's bin."""
@@ -471,6 +691,10 @@ class Datetime(Column):
     Values outside the bounds are clipped (see :class:`Numeric`); decoding draws a time
     uniformly inside its bin and floors it to ``resolution`` (default: a day when the
     width is a whole number of days, else a second). Times without a time zone.
+
+    ``format``: how times are written in text, a strftime format such as ``"%d/%m/%Y"``
+    (directives %Y %m %d %H %M %S %f, each at full width); by default ISO 8601. No format
+    is ever guessed from the values (see :mod:`dpgm.schema.parse`).
     """
 
     kind = "datetime"
@@ -483,11 +707,13 @@ class Datetime(Column):
         width: str,
         *,
         resolution: str | None = None,
+        format: str | None = None,  # noqa: A002 (the schema's word)
         nullable: bool = False,
     ):
         import pandas as pd
 
         super().__init__(name, nullable)
+        self.format = parse.time_format(format, name)
         try:
             lo, hi = pd.Timestamp(lower), pd.Timestamp(upper)
             step = pd.Timedelta(width)
@@ -527,26 +753,30 @@ class Datetime(Column):
         starts = pd.to_datetime(self._ns[:-1]).strftime(self._unit)
         return tuple(str(s) for s in starts)
 
-    def _encode_present(self, values: pd.Series) -> np.ndarray:
-        import pandas as pd
-
-        try:
-            times = pd.to_datetime(values, errors="coerce")
-        except (TypeError, ValueError):  # mixed time zones and the like
-            times = pd.Series(pd.NaT, index=values.index)
-        bad = pd.isna(times).to_numpy()
-        if bad.any():
-            value, row = _first_row(values, bad)
-            raise DataError(
-                f"column {self.name!r} has a value {value!r} at row {row} that is not a date"
-            )
-        if getattr(times.dt, "tz", None) is not None:
-            raise DataError(
-                f"column {self.name!r} has times with a time zone; convert them to naive times"
-            )
-        ns = times.astype("datetime64[ns]").to_numpy().astype(np.int64)
+    def _bin_micros(self, micros: np.ndarray) -> np.ndarray:
+        """Codes of times in whole microseconds (any year: clipped before they become ns;
+        a time is read to the microsecond, as the SQL engines read it)."""
+        low, high = self._ns[0] // 1000 - 1, self._ns[-1] // 1000 + 1
+        ns = np.clip(micros, low, high) * 1000
         clipped = np.clip(ns, self._ns[0], self._ns[-1])
         return np.minimum(np.searchsorted(self._ns, clipped, side="right") - 1, len(self._ns) - 2)
+
+    def _coded(self, micros: np.ndarray, found: np.ndarray) -> np.ndarray:
+        codes = np.full(len(micros), _NONE, dtype=np.int64)
+        codes[found] = self._bin_micros(micros[found])
+        return codes
+
+    def _text_codes(self, raw, stripped):
+        return self._coded(*parse.times(stripped, self.format))
+
+    def _typed_codes(self, values):
+        return self._coded(*typed_micros(values, self.name))
+
+    def problem(self, value: object, where: str = "") -> str:
+        written = ("ISO 8601 form, such as 2020-01-31 or 2020-01-31 12:00:00"
+                   if self.format.iso else f"the schema's format {self.format.strftime!r}")
+        return (f"column {self.name!r} has a value {value!r}{where} that is not a date written in "
+                f"{written}")
 
     def _decode(self, codes, missing, rng):
         import pandas as pd
@@ -571,6 +801,8 @@ class Datetime(Column):
         }
         if self._given_resolution is not None:
             out["resolution"] = self._given_resolution
+        if not self.format.iso:
+            out["format"] = self.format.strftime
         return out
 
 

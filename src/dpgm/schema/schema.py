@@ -37,7 +37,8 @@ from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
 from dpgm.files import atomic_write
 from dpgm.random import RngLike, as_generator
-from dpgm.schema.columns import Column, column_from_json
+from dpgm.schema import parse
+from dpgm.schema.columns import Column, column_from_json, text_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,7 +125,7 @@ class Schema:
         if isinstance(weights, str):
             if weights not in frame.columns:
                 raise DataError(f"no weight column {weights!r} in the data")
-            frame, weights = frame.drop(columns=[weights]), frame[weights].to_numpy()
+            frame, weights = frame.drop(columns=[weights]), _weights(frame[weights])
         check_columns(frame, self.domain)
         records = np.zeros((len(frame), len(self.columns)), dtype=np.int64)
         for j, (name, column) in enumerate(self.columns.items()):
@@ -222,3 +223,18 @@ class Schema:
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}: {c.kind}[{c.size}]" for n, c in self.columns.items())
         return f"Schema({inner})"
+
+
+def _weights(values: pd.Series) -> np.ndarray:
+    """A weight column's numbers, each text read on its own (:mod:`dpgm.schema.parse`)."""
+    text = text_values(values)
+    if not text.any():
+        return values.to_numpy(dtype=np.float64)
+    weights = np.full(len(values), np.nan)
+    weights[~text] = values[~text].to_numpy(dtype=np.float64)
+    weights[text] = parse.numbers(np.array([parse.strip(v) for v in values[text]], dtype=object))
+    bad = np.flatnonzero(np.isnan(weights))
+    if bad.size:
+        raise DataError(f"the weight {values.iloc[int(bad[0])]!r} at row "
+                        f"{values.index[int(bad[0])]} is not a number")
+    return weights
