@@ -171,13 +171,57 @@ PUBLIC_CASES = {
     ),
     "rows -3": (
         lambda t, csv, dom: synth_args(csv, dom, t / "o.csv", "--rows", "-3"),
-        "--rows: must be at least 0",
+        "--rows: must be at least 1",
+    ),
+    # issue 24: each of these spent, then failed or did nothing
+    "rows 0": (
+        lambda t, csv, dom: synth_args(csv, dom, t / "o.csv", "--rows", "0"),
+        "--rows: must be at least 1",
+    ),
+    "a workload MST ignores": (
+        lambda t, csv, dom: synth_args(csv, dom, t / "o.csv", "--workload",
+                                       _workload(t, [["a", "b"]])),
+        "--mechanism mst measures no workload",
+    ),
+    "an empty domain": (
+        lambda t, csv, dom: synth_args(csv, _text(t, "empty.json", "{}"), t / "o.csv"),
+        "the domain has no attributes",
+    ),
+    "given outside the bounds": (
+        lambda t, csv, dom: _schema_args(t, "--given", "n=50"),
+        "--given n=50: outside the column's public bounds [0, 10]",
+    ),
+    "given that a constraint forbids": (
+        lambda t, csv, dom: _schema_args(t, "--given", "s=x", "--given", "n=1"),
+        "constraints make these values impossible together",
+    ),
+    "constraints whose model is too large": (
+        lambda t, csv, dom: _schema_args(t, constraints=[
+            {"p": [0], "q": [0]}, {"q": [0], "r": [0]}, {"r": [0], "p": [0]}]),
+        "the constraints' tables need a model of",
+    ),
+    "evaluate with a file that is no ledger": (
+        lambda t, csv, dom: ["evaluate", csv, csv, "--domain", dom, "--report", t / "report",
+                             "--ledger", _text(t, "ledger.json", '{"a": 1}')],
+        "not a ledger written by dpgm synth --ledger",
     ),
     "domain with a repeated key": (
         lambda t, csv, dom: synth_args(csv, _text(t, "dup.json", '{"a": 2, "a": 3}'), t / "o.csv"),
         "listed more than once",
     ),
 }
+
+
+def _schema_args(folder: Path, *extra, constraints=({"s": ["x"], "n": [1]},)) -> list:
+    """dpgm synth on a raw table that is never read, with a schema of constraints."""
+    wide = {"kind": "numeric", "lower": 0, "upper": 1, "bins": 4000}
+    spec = {"columns": {"s": {"kind": "categorical", "labels": ["x", "y"]},
+                        "n": {"kind": "numeric", "lower": 0, "upper": 10, "bins": 5},
+                        "p": wide, "q": wide, "r": wide},
+            "constraints": list(constraints)}
+    schema = _text(folder, "schema.json", json.dumps(spec))
+    return ["synth", folder / "never.csv", "--schema", schema, "--epsilon", "1", "--out",
+            folder / "o.csv", *extra]
 
 
 def _workload(folder: Path, cliques) -> Path:
@@ -200,7 +244,7 @@ def test_public_reasons_fail_before_reading_data_or_spending(files, capsys, char
     code, out, err = run(capsys, build(folder, csv, domain))
     assert_clean_failure(code, out, err, needle)
     assert charges == []  # not one charge to any budget
-    assert not (folder / "o.csv").exists()
+    assert not (folder / "o.csv").exists() and not (folder / "report").exists()
     assert {p: p.read_bytes() for p in (csv, domain)} == before  # inputs unchanged
 
 

@@ -17,6 +17,11 @@ from dpgm.domain import Domain
 from dpgm.errors import DomainError
 
 
+#: the most cells a pattern may span: the estimator's own limit on a model's size
+#: (dpgm.estimation.algorithms.DEFAULT_MAX_CELLS), as a model holds a table on them
+MAX_PATTERN_CELLS = 50_000_000
+
+
 @dataclass(frozen=True)
 class Forbidden:
     """The cells of the marginal on ``attrs`` (domain order) where ``mask`` is True."""
@@ -31,6 +36,11 @@ class Forbidden:
             raise DomainError("a forbidden pattern needs at least one attribute")
         attrs = domain.canonical(codes)
         shape = domain.project(attrs).shape
+        if domain.size(attrs) > MAX_PATTERN_CELLS:
+            raise DomainError(
+                f"a constraint on {list(attrs)} spans {domain.size(attrs):,} cells, over "
+                f"{MAX_PATTERN_CELLS:,} (a model must hold a table on them): constrain fewer "
+                "or smaller columns together")
         mask = np.ones(shape, dtype=bool)
         for axis, attr in enumerate(attrs):
             listed = np.zeros(domain[attr], dtype=bool)
@@ -89,3 +99,24 @@ def allowed_cells(
         shape = [domain[a] if a in pattern.attrs else 1 for a in attrs]
         allowed &= ~pattern.mask.reshape(shape)
     return allowed
+
+
+def evidence_possible(
+    domain: Domain, forbidden: Iterable[Forbidden], evidence: Mapping[str, Iterable[int]]
+) -> bool:
+    """Whether some record holds the evidence (each attribute one of its codes) and no
+    pattern forbids it: decided on the evidence's and the patterns' attributes, the only
+    ones a pattern constrains (True where they are too many to enumerate)."""
+    patterns = list(forbidden)
+    if not patterns or not evidence:
+        return True
+    attrs = domain.canonical({*evidence, *(a for f in patterns for a in f.attrs)})
+    if domain.size(attrs) > 10_000_000:
+        return True
+    allowed = allowed_cells(domain, attrs, patterns)
+    index = tuple(sorted({int(c) for c in evidence[a]}) if a in evidence else slice(None)
+                  for a in attrs)
+    for axis, chosen in enumerate(index):  # one axis at a time: a product of the choices
+        if not isinstance(chosen, slice):
+            allowed = np.take(allowed, chosen, axis=axis)
+    return bool(allowed.any())

@@ -27,6 +27,7 @@ from dpgm.errors import DataError, DomainError, SchemaNote, user_stacklevel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.discovery import geometric_edges, private_labels, private_range
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
+from dpgm.privacy.quiet import on_records
 from dpgm.random import Randomness, RngLike
 from dpgm.schema import parse
 from dpgm.schema.columns import (
@@ -92,12 +93,19 @@ def discover(
         if filled["columns"][name]["kind"] == "datetime":
             filled["columns"][name].setdefault("width", DEFAULT_WIDTH)
     _rehearse(filled, asked)
-    budget = PrivacyBudget.approximate(epsilon, delta)
     if not asked:
-        return Schema.from_json(filled), budget
+        return Schema.from_json(filled), PrivacyBudget.approximate(epsilon, delta)
     missing_columns = sorted({name for name, _ in asked} - {str(c) for c in frame.columns})
     if missing_columns:
         raise DataError(f"the data has no column(s) {missing_columns}")
+    with on_records():  # no warning raised on the records reaches the user
+        return _learn(frame, filled, asked, epsilon, delta, rng)
+
+
+def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, str]],
+           epsilon: float, delta: float, rng: RngLike) -> tuple[Schema, PrivacyBudget]:
+    """Learn what is ``asked`` of ``frame`` into ``filled`` (see :func:`discover`)."""
+    budget = PrivacyBudget.approximate(epsilon, delta)
     noise = Randomness.from_user(rng).noise
     share = epsilon / len(asked)
     label_questions = sum(1 for _, what in asked if what == "labels")

@@ -192,7 +192,15 @@ def _engine(args: argparse.Namespace, schema, path: str) -> str:
 
 def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | None = None):
     """The records of ``path``: raw values encoded with the schema, or integer codes (in
-    memory, or counted by DuckDB or Spark where they read them, with progress lines)."""
+    memory, or counted by DuckDB or Spark where they read them, with progress lines). No
+    warning raised on the records reaches the user (dpgm.privacy.quiet)."""
+    from dpgm.privacy.quiet import on_records
+
+    with on_records():
+        return _read_records(path, schema, domain, engine, max_memory)
+
+
+def _read_records(path: str, schema, domain, engine: str, max_memory: float | None):
     from dpgm.dataset import Dataset, read_raw_table
 
     if engine == "duckdb":
@@ -220,7 +228,9 @@ def _load(path: str, schema, domain, engine: str = "numpy", max_memory: float | 
 
 
 def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:
-    """``--given column=value`` options, checked against the schema or domain."""
+    """``--given column=value`` options, checked against the schema or domain: a known
+    value, inside the public bounds, possible under the constraints (before reading)."""
+    from dpgm.constraints import evidence_possible
     from dpgm.errors import ParameterError
 
     given: dict[str, list[str]] = {}
@@ -229,12 +239,21 @@ def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:
         if not sep or not column:
             raise ParameterError(f"--given takes column=value, got {pair!r}")
         given.setdefault(column.strip(), []).append(value.strip())
+    codes: dict[str, list[int]] = {}
     for column, values in given.items():
         for value in values:  # raises a one-line error for an unknown column or value
             if schema is not None:
-                schema.code(column, value)
+                code = schema.code(column, value)
+                if schema.columns[column].outside(value):
+                    raise ParameterError(
+                        f"--given {column}={value}: outside the column's public bounds "
+                        f"{schema.columns[column].bounds_text()}; give a value inside them")
+                codes.setdefault(column, []).append(code)
             else:
-                domain.code(column, value)
+                codes.setdefault(column, []).append(domain.code(column, value))
+    if schema is not None and not evidence_possible(domain, schema.forbidden, codes):
+        raise ParameterError(f"--given {', '.join(pairs or ())}: the schema's constraints "
+                             "make these values impossible together")
     return given
 
 
@@ -279,6 +298,11 @@ def _synth(args: argparse.Namespace) -> int:
     schema, domain = _public_inputs(args)
     given = _given(args.given, schema, domain)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    if workload is not None and not mechanism.uses_workload:
+        from dpgm.errors import ParameterError
+
+        raise ParameterError(f"--mechanism {args.mechanism} measures no workload; drop "
+                             "--workload, or choose aim, mwem, dualquery, hdmm or cgm")
     mechanism.check(domain, workload, zeros=schema.forbidden if schema else ())
     mechanism.check_synthesizable(domain, workload)
     if given and mechanism.estimator != "pgm":
@@ -378,6 +402,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     schema, domain = _public_inputs(args)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     report = _report_path(args)
+    ledger = _read_ledger(args.ledger)  # a file that is no ledger is refused before reading
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
             raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
@@ -409,8 +434,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if report is not None:
         from dpgm.report import build_report, write_report
 
-        ledger = _read_ledger(args.ledger)
-        write_report(report, build_report(real, synthetic, workload=workload, ledger=ledger))
+        page = build_report(real, synthetic, workload=workload, ledger=ledger)
+        report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
+        write_report(report, page)
         _say(f"wrote the report to {report}")
     return 0
 
@@ -429,8 +455,10 @@ def _report_path(args: argparse.Namespace):
     folder = Path(args.report)
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"--report {folder}: not a directory")
-    folder.mkdir(parents=True, exist_ok=True)
     inputs = [p for p in (args.real, args.synthetic, args.ledger) if p]
+    if not folder.exists():  # its parent must take it; it is made once the report is ready
+        check_output(folder, inputs=inputs)
+        return folder / "index.html"
     return check_output(folder / "index.html", force=args.force, inputs=inputs)
 
 
@@ -443,9 +471,17 @@ def _read_ledger(path):
         return None
     try:
         with open(path) as handle:
-            return json.load(handle)
+            ledger = json.load(handle)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not a ledger written by dpgm synth --ledger ({exc})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the ledger ({exc.strerror})") from None
+    entries = ledger.get("entries") if isinstance(ledger, dict) else None
+    if not (isinstance(ledger, dict) and isinstance(ledger.get("spent"), dict)
+            and isinstance(entries, list) and all(isinstance(e, dict) for e in entries)):
+        raise DataError(f"{path}: not a ledger written by dpgm synth --ledger (it has no "
+                        '"spent" and "entries")')
+    return ledger
 
 
 # -- schema ---------------------------------------------------------------------------------
@@ -594,7 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     synth.add_argument(
         "--rows",
-        type=count,
+        type=positive_count,
         default=None,
         help="synthetic records to write (default: the model's noisy estimate)",
     )

@@ -18,8 +18,16 @@ from typing import TYPE_CHECKING, ClassVar
 from dpgm.constraints import Forbidden, check_forbidden
 from dpgm.dataset import CountingSource, Dataset, require_dataset, require_records
 from dpgm.domain import Domain
-from dpgm.errors import DomainError, DpgmError, ParameterError, PrivacyWarning, option
+from dpgm.errors import (
+    DomainError,
+    DpgmError,
+    ModelTooLargeError,
+    ParameterError,
+    PrivacyWarning,
+    option,
+)
 from dpgm.estimation import estimate
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.compression import CompressedModel
@@ -28,6 +36,7 @@ from dpgm.model import MarkovRandomField
 from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
+from dpgm.privacy.quiet import on_records
 from dpgm.random import Randomness, RngLike, as_generator
 from dpgm.schema import Schema
 from dpgm.validation import callable_or_none, integer, one_of, positive
@@ -70,6 +79,8 @@ class Mechanism:
     #: whether the mechanism reads records one by one (then it needs a Dataset in memory;
     #: the others need counts only and run on any counting engine, e.g. DuckDBTable)
     needs_records = False
+    #: whether the workload steers what is measured (False: it is checked and ignored)
+    uses_workload = True
     #: the accounting, one of PRIVACY_KINDS
     privacy: ClassVar[str] = "zcdp"
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
@@ -142,13 +153,14 @@ class Mechanism:
         forbidden = check_forbidden(domain, [*zeros, *(schema.forbidden if schema else ())])
         # everything that can fail on public facts fails here, before the data are read
         workload = self.check(domain, workload, zeros=forbidden)
-        if schema is not None:
-            data = schema.encode(data) if not isinstance(data, CountingSource) else data
-            if data.domain != schema.domain:
-                raise DomainError("the Dataset's domain is not the schema's")
-        self.schema, self.zeros = schema, forbidden
-        self.budget = self.new_budget()
-        result = self._fit(data, workload, randomness)
+        with on_records():  # no warning raised on the records reaches the user
+            if schema is not None:
+                data = schema.encode(data) if not isinstance(data, CountingSource) else data
+                if data.domain != schema.domain:
+                    raise DomainError("the Dataset's domain is not the schema's")
+            self.schema, self.zeros = schema, forbidden
+            self.budget = self.new_budget()
+            result = self._fit(data, workload, randomness)
         self.result = result
         if isinstance(result, MarkovRandomField):
             self.model = result
@@ -248,15 +260,32 @@ class Mechanism:
         Returns the workload ``fit`` would use. A caller that loads data itself (the
         command line) calls this first, so that a run bound to fail spends nothing.
         """
+        if len(domain) == 0:
+            raise DomainError("the domain has no attributes: name at least one")
         if zeros and self.estimator != "pgm":
             remedy = (f"use {option('estimator', 'pgm')}" if "pgm" in self.estimators else
                       f"{type(self).__name__} has none: use another mechanism")
             raise ParameterError(
                 f"structural zeros (constraints) need the Private-PGM estimator: {remedy}"
             )
+        if zeros:
+            self._check_constraints(domain, zeros)
         checked = self.workload_for(domain, workload)
         self.plan(domain, checked)
         return checked
+
+    def _check_constraints(self, domain: Domain, zeros: Sequence[Forbidden]) -> None:
+        """The model holds a table on each constraint's columns: the junction tree of those
+        tables alone is a lower bound on every model's, so one that is too large fails
+        here, before anything is spent."""
+        size = JunctionTree.build(domain, [z.attrs for z in zeros]).size()
+        if size > DEFAULT_MAX_CELLS:
+            raise ModelTooLargeError(
+                f"the constraints' tables need a model of {size:,} cells, over "
+                f"{DEFAULT_MAX_CELLS:,}; constrain fewer or smaller columns together")
+        self.check_memory(f"the constraints' tables ({size:,} cells)",
+                          MEASURED_CELL_BYTES * size,
+                          alternative="constrain fewer or smaller columns together")
 
     def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
         """Raise :class:`DpgmError` if ``fit`` on this domain could not yield synthetic data.

@@ -45,6 +45,8 @@ class MST(Mechanism):
     the same questions.
     """
 
+    uses_workload = False
+
     privacy = "zcdp"
     estimators = ("pgm", "original")
 

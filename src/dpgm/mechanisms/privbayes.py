@@ -140,6 +140,8 @@ class PrivBayes(Mechanism):
     the module docstring for the privacy accounting and the score.
     """
 
+    uses_workload = False
+
     privacy = "pure"
     estimators = ("pgm", "original")
 

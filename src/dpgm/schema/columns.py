@@ -275,6 +275,15 @@ class Column(ABC):
             raise DataError(self.problem(value))
         return code
 
+    def outside(self, value: object) -> bool:
+        """Whether a value (read as :meth:`code` reads it) lies outside the public bounds,
+        where encoding would clip it."""
+        return False
+
+    def bounds_text(self) -> str:
+        """The public bounds, as a person reads them."""
+        return ""
+
     # -- the file format --------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -632,6 +641,15 @@ class Numeric(Column):
     def _typed_codes(self, values):
         return self._binned(typed_numbers(values))
 
+    def outside(self, value: object) -> bool:
+        import pandas as pd
+
+        number = read_numbers(pd.Series([value], dtype=object))[0]
+        return bool(number < self.lower or number > self.upper)
+
+    def bounds_text(self) -> str:
+        return f"[{_format(self.lower)}, {_format(self.upper)}]"
+
     def problem(self, value: object, where: str = "") -> str:
         try:  # "inf" has no code either way: it is not a number of parse.NUMBER's
             number = float(parse.strip(value)) if isinstance(value, str) else value
@@ -771,6 +789,15 @@ class Datetime(Column):
 
     def _typed_codes(self, values):
         return self._coded(*typed_micros(values, self.name))
+
+    def outside(self, value: object) -> bool:
+        import pandas as pd
+
+        micros, found = read_micros(pd.Series([value], dtype=object), self.format, self.name)
+        return bool(found[0] and not self._ns[0] <= micros[0] * 1000 <= self._ns[-1])
+
+    def bounds_text(self) -> str:
+        return f"[{self.lower}, {self.upper}]"
 
     def problem(self, value: object, where: str = "") -> str:
         written = ("ISO 8601 form, such as 2020-01-31 or 2020-01-31 12:00:00"
