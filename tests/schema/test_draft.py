@@ -140,3 +140,54 @@ def test_a_draft_invalid_whatever_is_learnt_fails_before_reading():
     spec = {"columns": {"s": {"kind": "categorical"}, "n": {"kind": "numeric", "bins": 0}}}
     with pytest.raises(DomainError, match="bins must be"):
         discover(object(), spec, epsilon=1.0)  # never touched
+
+
+# -- issue 24: what discovery learnt is repaired as post-processing, never a failure after
+# the spend (a re-run would spend again)
+def test_a_found_label_named_other_renames_the_other_label():
+    from dpgm.errors import SchemaNote
+
+    frame = pd.DataFrame({"s": ["other"] * 300 + ["a"] * 300})
+    spec = {"columns": {"s": {"kind": "categorical", "other": True}}}
+    with pytest.warns(SchemaNote, match="labelled 'other \\(not listed\\)'"):
+        schema, budget = discover(frame, spec, epsilon=1.0, rng=0)
+    column = schema.columns["s"]
+    assert column.given == ("a", "other") and column.other == "other (not listed)"
+    assert budget.spent_epsilon_delta()[0] == pytest.approx(1.0)
+
+
+def test_a_range_narrower_than_its_decimals_is_widened():
+    from dpgm.errors import SchemaNote
+
+    frame = pd.DataFrame({"x": np.linspace(0.1, 0.4, 600)})
+    spec = {"columns": {"x": {"kind": "numeric", "bins": 10, "decimals": 0}}}
+    with pytest.warns(SchemaNote, match="widened"):
+        schema, _ = discover(frame, spec, epsilon=1.0, rng=0)
+    column = schema.columns["x"]
+    assert column.upper - column.lower == pytest.approx(10)
+
+
+def test_a_constraint_on_a_label_not_found_is_dropped_with_a_note():
+    from dpgm.errors import SchemaNote
+
+    frame = pd.DataFrame({"s": ["a"] * 300 + ["b"] * 300, "t": ["y"] * 600})
+    spec = {"columns": {"s": {"kind": "categorical"}, "t": {"kind": "categorical"}},
+            "constraints": [{"s": ["a"], "t": ["y"]}, {"s": ["rare"], "t": ["y"]}]}
+    with pytest.warns(SchemaNote, match="dropped"):
+        schema, _ = discover(frame, spec, epsilon=1.0, rng=0)
+    assert schema.constraints == [{"s": ["a"], "t": ["y"]}]
+
+
+def test_a_constraint_naming_no_column_fails_before_reading():
+    spec = {"columns": {"s": {"kind": "categorical"}}, "constraints": [{"z": ["a"]}]}
+    with pytest.raises(DomainError, match="names no column 'z'"):
+        discover(object(), spec, epsilon=1.0)  # never touched
+
+
+def test_bounds_that_fell_back_to_one_bin_say_so():
+    from dpgm.errors import SchemaNote
+
+    frame = pd.DataFrame({"x": [5.0] * 3})  # too few records to rise above the noise
+    spec = {"columns": {"x": {"kind": "numeric", "bins": 2}}}
+    with pytest.warns(SchemaNote, match="fell back|largest noisy count"):
+        discover(frame, spec, epsilon=0.1, rng=1)

@@ -71,3 +71,23 @@ def test_labels_written_alike_are_refused():
     for labels in (["1", 1], [True, "True"], ["a", " a"]):
         with pytest.raises(DomainError, match="both written"):
             Schema.from_json({"columns": {"v": {"kind": "categorical", "labels": labels}}})
+
+
+def test_schema_sizes_are_checked_before_anything_is_built():
+    for spec in ({"kind": "numeric", "lower": 0, "upper": 1, "bins": 10**12},
+                 {"kind": "datetime", "lower": "2000-01-01", "upper": "2001-01-01",
+                  "width": "1us"}):
+        with pytest.raises(DomainError, match="over 10,000,000"):
+            Schema.from_json({"columns": {"v": spec}})
+
+
+def test_a_draft_of_a_parquet_file_reads_its_types_and_no_record(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from dpgm.schema.draft import draft
+
+    path = tmp_path / "t.parquet"
+    duckdb.sql(f"COPY (SELECT 'x' AS a, 1 AS n, DATE '2020-01-01' AS d) TO '{path}' "
+               "(FORMAT parquet)")
+    columns = draft(path)["columns"]
+    assert [columns[c]["kind"] for c in "and"] == ["categorical", "numeric", "datetime"]
+    assert columns["a"]["labels"] is None and columns["n"]["lower"] is None

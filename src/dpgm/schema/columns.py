@@ -36,6 +36,8 @@ MISSING = None
 DEFAULT_OTHER = "other"
 
 
+#: the most bins a numeric or datetime column may have (each is a code of every model)
+MAX_BINS = 10_000_000
 #: a value's code while it is read: missing, or no code (the reason is the column's)
 _MISSING, _NONE = -2, -1
 
@@ -585,6 +587,9 @@ class Numeric(Column):
                 raise DomainError(
                     f"column {name!r}: bins must be a whole number >= 1 or a list of edges"
                 )
+            if bins > MAX_BINS:  # checked before the edges are built
+                raise DomainError(f"column {name!r}: {bins:,} bins, over {MAX_BINS:,}; use "
+                                  "fewer bins")
             # 15 significant digits: 0.1 * 3 is the edge 0.3, not 0.30000000000000004
             self.edges = np.array([float(f"{e:.15g}") for e in np.linspace(lo, hi, bins + 1)])
             self.count = bins
@@ -742,8 +747,9 @@ class Datetime(Column):
         if not lo < hi or step <= pd.Timedelta(0):
             raise DomainError(f"column {name!r}: need lower < upper and a positive width")
         bins = math.ceil((hi - lo) / step)
-        if bins > 10_000_000:
-            raise DomainError(f"column {name!r}: {bins:,} bins; use a wider bin width")
+        if bins > MAX_BINS:
+            raise DomainError(f"column {name!r}: {bins:,} bins, over {MAX_BINS:,}; use a wider "
+                              "bin width")
         self._given_resolution = resolution
         if resolution is None:
             resolution = "1D" if step % pd.Timedelta("1D") == pd.Timedelta(0) else "1s"

@@ -64,11 +64,16 @@ def column_draft(dtype: object | None) -> dict[str, Any]:
 
 
 def draft(source: pd.DataFrame | str | PathLike[str]) -> dict[str, Any]:
-    """A schema skeleton (JSON form, with nulls to fill) for a DataFrame or a CSV file.
+    """A schema skeleton (JSON form, with nulls to fill) for a DataFrame, a CSV file or a
+    Parquet file.
 
-    Reads the DataFrame's column names and dtypes, or the CSV file's header line: never
-    a value.
+    Reads the DataFrame's column names and dtypes, the CSV file's header line, or the
+    Parquet file's schema (names and types): never a value.
     """
+    if str(source).lower().endswith((".parquet", ".pq")) and not hasattr(source, "columns"):
+        from dpgm.dataset import read_table
+
+        source = read_table(source, nrows=0)  # the file's own schema: no record is read
     if hasattr(source, "columns") and hasattr(source, "dtypes"):
         names = [str(c) for c in source.columns]
         dtypes = list(source.dtypes)
