@@ -16,7 +16,6 @@ import numpy as np
 from dpgm.domain import Domain
 from dpgm.errors import DomainError
 
-
 #: the most cells a pattern may span: the estimator's own limit on a model's size
 #: (dpgm.estimation.algorithms.DEFAULT_MAX_CELLS), as a model holds a table on them
 MAX_PATTERN_CELLS = 50_000_000
