@@ -257,14 +257,17 @@ def _given(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:
     return given
 
 
-def _write_table(frame, out) -> None:
-    """Write a DataFrame as CSV, or Parquet for a .parquet path, whole or not at all."""
+def _write_table(frame, out, schema=None) -> None:
+    """Write a DataFrame as CSV (times in their column's format, so that the file reads
+    back by the schema), or Parquet for a .parquet path, whole or not at all."""
     from dpgm.files import atomic_write
 
     if str(out).endswith(".parquet"):
         with atomic_write(out, "wb") as handle:
             frame.to_parquet(handle, index=False)
         return
+    if schema is not None:
+        frame = schema.as_text(frame)
     with atomic_write(out) as handle:
         frame.to_csv(handle, index=False)
 
@@ -329,7 +332,7 @@ def _synth(args: argparse.Namespace) -> int:
     synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed), given=given)
     if schema is None:
         synthetic = synthetic.to_pandas()
-    _write_table(synthetic, out)
+    _write_table(synthetic, out, schema)
     _say(f"wrote {len(synthetic)} synthetic records to {out}")
     report_spend(mechanism.budget, ledger, out)
     return 0

@@ -38,7 +38,7 @@ from dpgm.errors import DataError, DomainError
 from dpgm.files import atomic_write
 from dpgm.random import RngLike, as_generator
 from dpgm.schema import parse
-from dpgm.schema.columns import Column, column_from_json, text_values
+from dpgm.schema.columns import Column, Datetime, column_from_json, text_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,6 +149,19 @@ class Schema:
             for j, (name, column) in enumerate(self.columns.items())
         }
         return pd.DataFrame(columns)
+
+    def as_text(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Decoded records with each time written in its column's declared ``format``
+        (others as they are), as a CSV file must hold them to be read back."""
+        formatted = {name: column.format.strftime for name, column in self.columns.items()
+                     if isinstance(column, Datetime) and not column.format.iso
+                     and name in frame.columns}
+        if not formatted:
+            return frame
+        frame = frame.copy()
+        for name, fmt in formatted.items():
+            frame[name] = frame[name].dt.strftime(fmt).astype(object)
+        return frame
 
     def code(self, column: str, value: object) -> int:
         """The code of one raw value of ``column`` (its bin, for numbers and dates)."""
