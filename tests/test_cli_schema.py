@@ -128,3 +128,13 @@ def test_times_are_written_in_their_declared_format_and_read_back(tmp_path, caps
     assert main(["evaluate", str(tmp_path / "d.csv"), str(out), "--schema",
                  str(tmp_path / "s.json"), "--ways", "1"]) == 0
     assert "mean TV error over all 1-way marginals" in capsys.readouterr().out
+
+
+def test_a_short_row_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("a,b\nx,1\ny\n")
+    spec = {"columns": {"a": {"kind": "categorical", "labels": ["x", "y"]},
+                        "b": {"kind": "numeric", "lower": 0, "upper": 10}}}
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    assert main(["synth", str(tmp_path / "d.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--epsilon", "1", "--out", str(tmp_path / "o.csv")]) == 2
+    assert "fewer fields than the header) at row 1" in capsys.readouterr().err

@@ -197,8 +197,12 @@ class Column(ABC):
         if missing.any():
             if not self.nullable:
                 i = int(np.flatnonzero(missing)[0])
+                value = values.iloc[i]
+                blank = isinstance(value, str) and not parse.strip(value)
+                what = ("a blank cell, or a row with fewer fields than the header" if blank
+                        else repr(value))
                 raise DataError(
-                    f"column {self.name!r} has a missing value ({values.iloc[i]!r}) at row "
+                    f"column {self.name!r} has a missing value ({what}) at row "
                     f"{values.index[i]}; declare the column \"nullable\": true in the schema "
                     "to keep missing values"
                 )
