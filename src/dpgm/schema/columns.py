@@ -225,7 +225,8 @@ class Column(ABC):
             raw = np.asarray(uniques, dtype=object)
             stripped = np.array([parse.strip(u) for u in raw], dtype=object)
             absent = parse.missing_texts(self._label_texts())
-            blank = np.array([parse.is_missing_text(u, absent) for u in raw], dtype=bool)
+            # parse.is_missing_text, with each text stripped once
+            blank = np.array([r in absent or not t for r, t in zip(raw, stripped)], dtype=bool)
             found = np.full(len(raw), _MISSING, dtype=np.int64)
             if (~blank).any():
                 found[~blank] = self._text_codes(raw[~blank], stripped[~blank])
