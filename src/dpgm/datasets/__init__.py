@@ -74,10 +74,11 @@ def penguins_paths() -> tuple[Path, Path]:
 
 
 def load_penguins() -> pd.DataFrame:
-    """The raw Palmer penguins table (344 rows, 11 labelled columns) as a DataFrame."""
-    import pandas as pd
+    """The raw Palmer penguins table (344 rows, 11 labelled columns) as a DataFrame of
+    texts, each read later by the schema (:func:`dpgm.read_raw_table`)."""
+    from dpgm.dataset import read_raw_table
 
-    return pd.read_csv(penguins_paths()[0])
+    return read_raw_table(penguins_paths()[0])
 
 
 def load_adult() -> Dataset:
