@@ -20,6 +20,11 @@ import numpy as np
 from dpgm.errors import DpgmWarning
 
 
+#: where each source file's re-emitted warnings were shown (the warnings module's own
+#: registry is its module's, which the re-emission cannot reach)
+_REGISTRIES: dict[str, dict] = {}
+
+
 @contextmanager
 def on_records() -> Iterator[None]:
     """A block that computes on records: no warning of its own reaches the user."""
@@ -30,5 +35,7 @@ def on_records() -> Iterator[None]:
                 yield
         finally:
             kept = [w for w in caught if issubclass(w.category, DpgmWarning)]
-    for w in kept:  # outside the block: the caller's filters decide, as for any warning
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
+    for w in kept:  # outside the block: the caller's filters decide, as for any warning,
+        # with a registry per source file, so that "default" shows a warning once per place
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                               registry=_REGISTRIES.setdefault(w.filename, {}))
