@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # also under --import-mode=importlib
     sys.path.insert(0, str(_HERE))
@@ -17,3 +19,22 @@ def pytest_addoption(parser):
         default=None,
         help="multiply the privacy audits' runs (tests/audit) by this, e.g. 10 for a release",
     )
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (skipped by default)",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a long test, skipped unless --run-slow is given")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: give --run-slow to run it")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
