@@ -102,3 +102,53 @@ def test_a_non_binary_domain_is_refused_for_ising(tmp_path, capsys):
                                    tmp_path / "domain.json", "--rho", "1", "--width", "1",
                                    "--out", tmp_path / "out.json"])
     assert status == 2 and "binary" in printed.err
+
+
+@pytest.fixture(scope="module")
+def few(tmp_path_factory):
+    """50 records of three independent yes/no answers: too few for blocks to agree."""
+    folder = tmp_path_factory.mktemp("few")
+    rng = np.random.default_rng(0)
+    lines = ["a,b,c"] + [",".join(map(str, row)) for row in rng.integers(0, 2, (50, 3))]
+    (folder / "few.csv").write_text("\n".join(lines) + "\n")
+    (folder / "domain.json").write_text(json.dumps({"a": 2, "b": 2, "c": 2}))
+    return folder / "few.csv", folder / "domain.json"
+
+
+def test_no_release_advises_only_what_the_options_allow(few, tmp_path, capsys):
+    """Fewer blocks are suggested only where fewer can release (at epsilon 1, delta 1e-9:
+    43 at least, 57 by default); every hint names an option or the data."""
+    data, domain = few
+    base = ["mrf", "structure", data, "--domain", domain, "--epsilon", "1", "--width", "1",
+            "--min-edge-weight", "0.3", "--seed", "1", "--force", "--out", tmp_path / "e.json"]
+    status, printed = run(capsys, base)
+    assert status == 0 and not json.loads((tmp_path / "e.json").read_text())["released"]
+    assert "fewer blocks (--blocks 43 at least; 57 now)" in printed.err
+    status, printed = run(capsys, [*base, "--blocks", "43"])
+    assert status == 0
+    (advice,) = [line for line in printed.err.splitlines() if "What may help" in line]
+    assert "fewer blocks" not in advice
+    for hint in ("more records", "a larger --epsilon", "a larger --min-edge-weight",
+                 "--method zcdp"):
+        assert hint in advice
+
+
+def test_an_impossible_release_is_refused_before_the_data_are_read(few, tmp_path, capsys):
+    """The default blocks are checked too: at epsilon 1e-5 none up to the limit can
+    release, which is said (with the zCDP route) before reading or charging."""
+    data, domain = few
+    status, printed = run(capsys, ["mrf", "structure", data, "--domain", domain, "--epsilon",
+                                   "1e-5", "--width", "1", "--min-edge-weight", "0.3",
+                                   "--out", tmp_path / "e.json"])
+    assert status == 2 and "[dpgm] read" not in printed.err
+    last = printed.err.strip().splitlines()[-1]
+    assert last.startswith("dpgm: error:") and "--method zcdp" in last and "--epsilon" in last
+    assert not (tmp_path / "e.json").exists()
+
+
+def test_a_width_beyond_the_float_range_is_refused_before_the_data_are_read(few, tmp_path,
+                                                                           capsys):
+    data, domain = few
+    status, printed = run(capsys, ["mrf", "fit", data, "--domain", domain, "--rho", "1",
+                                   "--width", "1e308", "--out", tmp_path / "m.json"])
+    assert status == 2 and "[dpgm] read" not in printed.err and "--width" in printed.err

@@ -8,7 +8,7 @@ from mechanism_helpers import PublicOnly
 from scipy.stats import chi2
 
 from dpgm import Dataset, Domain
-from dpgm.errors import BudgetExceededError, DataError, PrivacyParameterError
+from dpgm.errors import BudgetExceededError, DataError, ParameterError, PrivacyParameterError
 from dpgm.models import IsingModel
 from dpgm.mrf import frank_wolfe, learn_ising
 from dpgm.mrf.ising import spin_regressions
@@ -152,3 +152,20 @@ def test_what_is_knowable_in_advance_fails_before_the_data_are_read():
         learn_ising(binary, None, 1.0)
     with pytest.raises(BudgetExceededError):
         learn_ising(binary, 1.0, 1.0, budget=PrivacyBudget(rho=0.5), steps=5)
+
+
+def test_the_steps_from_the_noisy_count_are_capped_so_a_huge_width_ends():
+    """T grows like the radius^(2/3): width 1e9 asked for ~10^6 steps even on one record,
+    and a width near the float limit for infinitely many. T is capped at MAX_STEPS
+    (public), and a width whose radius is not finite is refused before any charge."""
+    from dpgm.mrf.regressions import MAX_STEPS, steps_for
+
+    assert steps_for(2.0, 1e4, 0.3, 0.5) < MAX_STEPS  # the usual sizes are untouched
+    assert steps_for(2e9, 1.0, 0.3, 0.5) == MAX_STEPS
+    assert steps_for(1e308, 1e9, 1.0, 0.5) == MAX_STEPS  # (r·n·√ρ)^(2/3) overflows
+    data = Dataset(np.array([[1, 0, 1]]), Domain(["a", "b", "c"], [2, 2, 2]))
+    assert learn_ising(data, 1.0, 1e9, rng=1).steps == MAX_STEPS
+    budget = PrivacyBudget(rho=1.0)
+    with pytest.raises(ParameterError, match="radius"):
+        learn_ising(PublicOnly(Domain(["a", "b"], [2, 2])), 1.0, 1e308, budget=budget)
+    assert budget.ledger == []

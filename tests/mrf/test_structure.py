@@ -7,7 +7,7 @@ import pytest
 from mechanism_helpers import PublicOnly
 
 from dpgm import Domain
-from dpgm.errors import DataError, PrivacyParameterError
+from dpgm.errors import DataError, ParameterError, PrivacyParameterError
 from dpgm.models import IsingModel
 from dpgm.mrf import ising_edges, learn_structure, threshold_edges
 from dpgm.privacy import PrivacyBudget, cdp_rho
@@ -80,3 +80,31 @@ def test_what_is_knowable_in_advance_fails_before_the_data_are_read():
     for bad in ({"blocks": 0}, {"steps": 1}, {"method": "mode"}):
         with pytest.raises(Exception, match=next(iter(bad))):
             learn_structure(binary, 1.0, 1e-6, 1.0, 0.3, **bad)
+
+
+def test_more_blocks_than_records_never_release_the_empty_edge_set(sample):
+    """200 blocks on 30 records: most blocks are empty. Their learner would give the empty
+    edge set unanimously; they vote for nothing instead, and nothing is released."""
+    _, data = sample
+    few = type(data)(data.records[:30], data.domain)
+    assert ising_edges(type(data)(data.records[:0], data.domain), 0.8, 0.2, 150) == ()
+    estimate = learn_structure(few, 1.0, 1e-6, 0.8, 0.4, blocks=200, rng=6)
+    assert estimate.edges is None
+    assert len(estimate.budget.ledger) == 1  # paid for, as any run that reads the data
+
+
+def test_a_release_that_is_impossible_is_refused_before_the_charge():
+    """At epsilon 1e-5 the default blocks would be over MAX_BLOCKS: refused (naming the
+    zCDP route) before the data are read or anything is charged; given blocks too few to
+    release even when unanimous are refused the same way."""
+    from dpgm.mrf.structure import structure_blocks
+
+    binary = PublicOnly(Domain(["a", "b"], [2, 2]))
+    budget = PrivacyBudget.approximate(1e-5, 1e-9)
+    with pytest.raises(ParameterError, match="method='zcdp'"):
+        learn_structure(binary, 1e-5, 1e-9, 1.0, 0.3, budget=budget)
+    with pytest.raises(ParameterError, match="at least 57 blocks"):
+        learn_structure(binary, 1.0, 1e-9, 1.0, 0.3, blocks=40, budget=budget)
+    assert budget.ledger == []
+    assert structure_blocks(1.0, 1e-9, "ptr", None) == 57
+    assert structure_blocks(1e-5, 1e-9, "zcdp", None) is None

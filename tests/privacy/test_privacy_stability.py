@@ -159,3 +159,67 @@ def test_a_learner_failing_on_some_blocks_votes_for_nothing_without_ending_the_r
             raise ValueError("always")
 
         assert subsample_and_aggregate(data, broken, 40, 1.0, 1e-6, rng=3) is None
+
+
+def test_blocks_without_a_seed_come_from_the_os_source(monkeypatch):
+    """Who shares a block is a secret partition: with rng=None it is drawn from os.urandom
+    (through secret_uniforms, as a Poisson subsample is), never from NumPy's generator."""
+    import os
+
+    import dpgm.privacy.stability as stability
+
+    drawn = []
+
+    def urandom(size):
+        drawn.append(size)
+        return real(size)
+
+    real = os.urandom
+    monkeypatch.setattr(os, "urandom", urandom)
+
+    def no_numpy(*args, **kwargs):
+        raise AssertionError("NumPy's generator drew a secret partition")
+
+    monkeypatch.setattr(stability.np.random, "default_rng", no_numpy)
+    block_of = assign_blocks(40_000, 40)
+    assert drawn == [8 * 40_000]
+    counts = np.bincount(block_of, minlength=40)
+    assert block_of.min() >= 0 and block_of.max() < 40
+    assert counts.min() > 800 and counts.max() < 1200
+    parts = assign_blocks(10_000, 2, shares=[0.3, 0.7])
+    assert len(drawn) == 2 and 2_700 < np.sum(parts == 0) < 3_300
+
+
+def test_empty_blocks_vote_for_nothing():
+    """More blocks than records: the learner's answer on no records must not be counted
+    (it says nothing about the data); the empty blocks vote for releasing nothing."""
+    domain = Domain(["a"], [2])
+    data = Dataset(np.zeros((5, 1), dtype=np.int64), domain)
+    seen = []
+
+    def learner(block):
+        seen.append(len(block))
+        return ("no edges",)  # what a learner gives on no data, too
+
+    assert subsample_and_aggregate(data, learner, 100, 1.0, 1e-6, rng=4) is None
+    assert seen and min(seen) > 0 and sum(seen) == 5
+
+
+def test_no_release_possible_is_refused_quickly_before_anything_is_spent():
+    """At a tiny epsilon no number of blocks up to MAX_BLOCKS can release: refused at once
+    (the search starts where a release first becomes possible) instead of counting up."""
+    from dpgm.privacy.stability import MAX_BLOCKS, check_blocks, fewest_blocks
+
+    with pytest.raises(ParameterError, match="more than 1,000,000 blocks"):
+        blocks_for(1e-5, 1e-9)
+    assert fewest_blocks(1e-5, 1e-9) is None
+    assert fewest_blocks(1.0, 1e-9) == 43 and check_blocks(43, 1.0, 1e-9) == 43
+    with pytest.raises(ParameterError, match="blocks"):
+        check_blocks(42, 1.0, 1e-9)
+    with pytest.raises(ParameterError, match="more than the 1,000,000 blocks allowed"):
+        check_blocks(MAX_BLOCKS + 1, 1.0, 1e-9)
+    budget = PrivacyBudget.approximate(1e-5, 1e-9)
+    with pytest.raises(ParameterError, match="more than"):
+        subsample_and_aggregate(PublicOnly(Domain(["a"], [2])), lambda b: (), 1000, 1e-5,
+                                1e-9, budget=budget)
+    assert budget.ledger == []

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 MODELS = ("ising", "pairwise", "twise")
+#: the library's parameters that ``mrf`` messages name by their flags
+FLAGS = {"blocks": "--blocks", "method": "--method", "width": "--width",
+         "min_edge_weight": "--min-edge-weight", "rho": "--rho"}
 
 
 def _say(message: str) -> None:
@@ -96,6 +100,10 @@ def _fit(args: argparse.Namespace) -> int:
     out, ledger = _outputs(args)
     schema, domain = _public_inputs(args)
     _check_domain(domain, args.model)
+    # the radius of the L1 ball: 2λ, or 2λk for the pairwise model
+    if not math.isfinite(2.0 * max(domain.shape) * args.width):
+        raise ParameterError(f"--width {args.width:g} is too large: twice it (times the "
+                             "number of values, for --model pairwise) must be a finite number")
     budget = PrivacyBudget(rho=args.rho, delta=args.delta)  # δ only to report (ε, δ)
     data = _load(args.data, schema, domain)
     _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
@@ -117,33 +125,56 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _structure(args: argparse.Namespace) -> int:
     from dpgm.cli import _load, _public_inputs, report_spend
+    from dpgm.errors import command_line_spelling
     from dpgm.files import atomic_write
     from dpgm.mrf import learn_structure
+    from dpgm.mrf.structure import structure_blocks
     from dpgm.privacy import PrivacyBudget
-    from dpgm.privacy.stability import check_blocks
 
     out, ledger = _outputs(args)
     schema, domain = _public_inputs(args)
     _check_domain(domain, "ising")
     budget = PrivacyBudget.approximate(args.epsilon, args.delta)
-    if args.blocks is not None and args.method != "zcdp":
-        check_blocks(args.blocks, args.epsilon, args.delta, args.method)
-    data = _load(args.data, schema, domain)
-    _say(f"read {args.data}: {len(domain)} attributes")
-    found = learn_structure(data, args.epsilon, args.delta, args.width, args.min_edge_weight,
-                            method=args.method, blocks=args.blocks, rng=args.seed,
-                            budget=budget)
+    with command_line_spelling(_flags()):
+        # whether a release is possible at all, for the default blocks too: before the data
+        blocks = structure_blocks(args.epsilon, args.delta, args.method, args.blocks)
+        data = _load(args.data, schema, domain)
+        _say(f"read {args.data}: {len(domain)} attributes")
+        found = learn_structure(data, args.epsilon, args.delta, args.width,
+                                args.min_edge_weight, method=args.method, blocks=blocks,
+                                rng=args.seed, budget=budget)
     with atomic_write(out) as handle:
         json.dump({"method": args.method, "attributes": list(domain.attrs),
                    "released": found.edges is not None,
                    "edges": [list(e) for e in found.edges or ()]}, handle, indent=2)
     if found.edges is None:
-        _say("the blocks did not agree stably: no edge set released (more records, a larger "
-             "epsilon or fewer blocks may help)")
+        _say(f"the blocks did not agree stably: no edge set released. What may help: "
+             f"{_advice(args, blocks)}")
     else:
         _say(f"wrote {len(found.edges)} edges to {out}")
     report_spend(budget, ledger, out)
     return 0
+
+
+def _flags() -> dict[str, str]:
+    """The flags of ``dpgm`` and of ``mrf``, for messages that name options."""
+    from dpgm.cli import FLAGS as COMMON
+
+    return {**COMMON, **FLAGS}
+
+
+def _advice(args: argparse.Namespace, blocks: int) -> str:
+    """What could make a stability release come out, from the options alone (public):
+    fewer blocks only where fewer are allowed."""
+    from dpgm.privacy.stability import fewest_blocks
+
+    hints = ["more records", "a larger --epsilon"]
+    fewest = fewest_blocks(args.epsilon, args.delta, args.method)
+    if fewest is not None and fewest < blocks:
+        hints.append(f"fewer blocks (--blocks {fewest} at least; {blocks} now)")
+    hints += [f"a larger --min-edge-weight, if every edge is stronger than "
+              f"{args.min_edge_weight:g}", "or --method zcdp, which always releases an edge set"]
+    return "; ".join(hints)
 
 
 def add_commands(commands, *, real, seed, positive_count, delta_default) -> None:

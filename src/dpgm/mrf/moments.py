@@ -27,6 +27,7 @@ from dpgm.errors import BudgetExceededError, DataError, ModelTooLargeError, Priv
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import epsilon_for, exponential_mechanism
 from dpgm.privacy.measure import measure_linear, measure_record_count
+from dpgm.privacy.quiet import on_records
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, optional, positive
 
@@ -85,27 +86,28 @@ def private_parity_moments(data: Dataset, rho: float, order: int, *,
     rounds = rounds if rounds is not None else default_rounds(n_hat, rest, p, len(queries))
     per_round = rest / (2 * rounds)
     selection_epsilon = epsilon_for(per_round, 1.0, gen is None)  # its charge ≤ per_round
-    # the exact sums, for the selections' scores (released only through the mechanisms)
-    spins = 2 * data.records.astype(np.int8) - 1
-    sums = np.array([np.prod(spins[:, list(s)], axis=1, dtype=np.int64).sum() for s in queries],
-                    dtype=np.float64)
-    table = spin_table(p)
-    parities = np.array([np.prod(table[:, list(s)], axis=1) for s in queries], dtype=np.float64)
-    weights = np.full(2**p, 1.0 / 2**p)
-    attrs = data.domain.attrs
-    for r in range(rounds):
-        expected = parities @ weights
-        chosen = int(exponential_mechanism(
-            np.abs(sums - n_hat * expected), selection_epsilon, 1.0, gen, budget,
-            label=f"{label}: selection {r + 1} of {rounds}"))
-        subset = queries[chosen]
-        query = _parity_row(len(subset))
-        measured = measure_linear(data, [attrs[j] for j in subset], query, rho=per_round,
-                                  budget=budget, rng=gen,
-                                  label=f"{label}: measurement {r + 1} of {rounds}")
-        step = (float(measured.values[0]) / n_hat - expected[chosen]) / 2.0
-        weights *= np.exp(np.clip(step, -50.0, 50.0) * parities[chosen])
-        weights /= weights.sum()
+    with on_records():  # no warning raised on the records reaches the user
+        # the exact sums, for the selections' scores (released only through the mechanisms)
+        spins = 2 * data.records.astype(np.int8) - 1
+        sums = np.array([np.prod(spins[:, list(s)], axis=1, dtype=np.int64).sum() for s in queries],
+                        dtype=np.float64)
+        table = spin_table(p)
+        parities = np.array([np.prod(table[:, list(s)], axis=1) for s in queries], dtype=np.float64)
+        weights = np.full(2**p, 1.0 / 2**p)
+        attrs = data.domain.attrs
+        for r in range(rounds):
+            expected = parities @ weights
+            chosen = int(exponential_mechanism(
+                np.abs(sums - n_hat * expected), selection_epsilon, 1.0, gen, budget,
+                label=f"{label}: selection {r + 1} of {rounds}"))
+            subset = queries[chosen]
+            query = _parity_row(len(subset))
+            measured = measure_linear(data, [attrs[j] for j in subset], query, rho=per_round,
+                                      budget=budget, rng=gen,
+                                      label=f"{label}: measurement {r + 1} of {rounds}")
+            step = (float(measured.values[0]) / n_hat - expected[chosen]) / 2.0
+            weights *= np.exp(np.clip(step, -50.0, 50.0) * parities[chosen])
+            weights /= weights.sum()
     return dict(zip(queries, (parities @ weights).tolist(), strict=True))
 
 

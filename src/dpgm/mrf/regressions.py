@@ -5,7 +5,8 @@ count, the refusals before the data are read, and the Frank–Wolfe loop.
 ρ-zCDP (add/remove neighbours): ``count_share``·ρ on the record count (Gaussian, when the
 number of steps T is not given), the rest on the selections. T follows Cor. 3.4 with the
 note's constant: T = max(2, ⌈c_T·(r·n̂·√ρ')^{2/3}⌉), ρ' one regression's budget and n̂ the
-noisy count — never the exact n, which is private.
+noisy count — never the exact n, which is private — capped at :data:`MAX_STEPS` (a public
+limit: T grows like the radius^{2/3}, so a huge width would otherwise never finish).
 """
 
 from __future__ import annotations
@@ -20,23 +21,31 @@ from dpgm.errors import BudgetExceededError, PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections, exposure
 from dpgm.privacy.measure import measure_record_count
+from dpgm.privacy.quiet import on_records
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, one_of, optional, positive
+
+#: the most Frank–Wolfe steps T set from the noisy count (public; a T given is kept)
+MAX_STEPS = 10_000
 
 
 def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:
     """Run Frank–Wolfe to its last step, step size 2/(t + 2), and return the iterate
-    (column c: regression c's weights over the design's columns, the bias last)."""
-    for t in range(1, selections.remaining + 1):
-        selections.select()
-        selections.move(2.0 / (t + 2.0))
+    (column c: regression c's weights over the design's columns, the bias last). No
+    warning raised on the records reaches the user (one record's margins can overflow an
+    exponential that no record does not: :func:`dpgm.privacy.quiet.on_records`)."""
+    with on_records():
+        for t in range(1, selections.remaining + 1):
+            selections.select()
+            selections.move(2.0 / (t + 2.0))
     return selections.weights
 
 
 def steps_for(radius: float, records: float, rho_per_regression: float, constant: float) -> int:
-    """T = max(2, ⌈c_T·(r·n·√ρ')^{2/3}⌉) (Cor. 3.4 with the note's constant, D5)."""
-    return max(2, math.ceil(constant * (radius * max(records, 1.0)
-                                        * math.sqrt(rho_per_regression)) ** (2.0 / 3.0)))
+    """T = max(2, ⌈c_T·(r·n·√ρ')^{2/3}⌉) (Cor. 3.4 with the note's constant, D5), at most
+    MAX_STEPS."""
+    steps = constant * (radius * max(records, 1.0) * math.sqrt(rho_per_regression)) ** (2.0 / 3.0)
+    return max(2, math.ceil(steps)) if steps < MAX_STEPS else MAX_STEPS  # also where inf
 
 
 def fit_regressions(
@@ -59,9 +68,11 @@ def fit_regressions(
     """The Frank–Wolfe weights of ``regressions`` (design columns × regressions), the
     budget charged and T. ``rho=None``: non-private (``steps`` needed). Each regression
     gets ρ' = ``spent_share``·ρ_fit / (a record's exposure); so the fit costs
-    ``spent_share``·ρ_fit (twice that, at most, with the paper's printed noise)."""
+    ``spent_share``·ρ_fit (twice that, at most, with the paper's printed noise). T not
+    given is set from a noisy count, at most MAX_STEPS."""
     steps = optional(lambda name, v: integer(name, v, least=2), "steps", steps)
     selection = one_of("selection", selection, SELECTIONS)
+    radius = positive("radius (twice the width, times k for the pairwise model)", radius)
     if rho is None:
         if steps is None:
             raise PrivacyParameterError("the non-private learner needs steps")

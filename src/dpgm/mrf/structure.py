@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgm.dataset import Dataset, require_records
-from dpgm.errors import DataError, PrivacyParameterError
+from dpgm.errors import DataError, ParameterError, PrivacyParameterError, option
 from dpgm.mrf.ising import learn_ising
 from dpgm.privacy.accounting import cdp_rho
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import check_delta, check_epsilon
-from dpgm.privacy.stability import blocks_for, subsample_and_aggregate
+from dpgm.privacy.stability import blocks_for, check_blocks, subsample_and_aggregate
 from dpgm.random import RngLike
 from dpgm.validation import integer, one_of, positive
 
@@ -55,6 +55,24 @@ def ising_edges(data: Dataset, width: float, threshold: float, steps: int
     return threshold_edges(learn_ising(data, None, width, steps=steps).model.A, threshold)
 
 
+def structure_blocks(epsilon: float, delta: float, method: str, blocks: int | None
+                     ) -> int | None:
+    """The number of blocks a stability release of the edges will use (None for the zCDP
+    route), checked on public facts alone: ``blocks``, or by default the fewest at which
+    90% of them agreeing is released with probability 95%. Refused where no release is
+    possible: even unanimous blocks released with probability below 1/2, or more than
+    :data:`~dpgm.privacy.stability.MAX_BLOCKS` blocks needed."""
+    method = one_of("method", method, METHODS)
+    if method == "zcdp":
+        return None
+    if blocks is None:
+        try:
+            blocks = blocks_for(epsilon, delta, method)
+        except ParameterError as exc:  # the zCDP route needs no blocks
+            raise ParameterError(f"{exc}, or {option('method', 'zcdp')}") from None
+    return check_blocks(blocks, epsilon, delta, method)
+
+
 def learn_structure(
     data: Dataset,
     epsilon: float,
@@ -74,7 +92,10 @@ def learn_structure(
     ``"ptr"`` (default) or ``"histogram"`` over ``blocks`` random blocks (by default the
     fewest at which 90% of blocks agreeing is released with probability 95%: 39 at ε = 1,
     δ = 10⁻⁶), each fitted by ``steps`` non-private Frank–Wolfe steps; or ``"zcdp"``, the
-    private parameter learner at ρ = cdp_rho(ε, δ). ``budget``: an (ε, δ) budget
+    private parameter learner at ρ = cdp_rho(ε, δ). Blocks that cannot release even when
+    unanimous are refused before anything is charged (:func:`structure_blocks`); more
+    blocks than records is not refused (only the data know the count): the empty blocks
+    vote for releasing nothing. ``budget``: an (ε, δ) budget
     (:meth:`PrivacyBudget.approximate`), charged one (ε, δ) entry; a fresh one of (ε, δ)
     otherwise. The zCDP route may also be given a zCDP budget, which is charged ρ.
     """
@@ -88,8 +109,10 @@ def learn_structure(
     width = positive("width", width)
     threshold = positive("min_edge_weight", min_edge_weight) / 2.0
     method = one_of("method", method, METHODS)
-    blocks = (blocks_for(epsilon, delta, "histogram" if method == "histogram" else "ptr")
-              if blocks is None else integer("blocks", blocks, least=1))
+    if blocks is not None:
+        blocks = integer("blocks", blocks, least=1)
+    # whether a release is possible at all is a public fact: refused before any charge
+    blocks = structure_blocks(epsilon, delta, method, blocks)
     steps = integer("steps", steps, least=2)
     budget = budget if budget is not None else PrivacyBudget.approximate(epsilon, delta)
     names = list(data.domain.attrs)

@@ -22,6 +22,12 @@ have d = 0.
 
 Either is one (ε, δ) entry in an (ε, δ) budget (:meth:`PrivacyBudget.approximate`),
 charged before the blocks are read. Nothing about the counts is released but the answer.
+
+A block that receives no record votes for releasing nothing (the learner's answer on no
+data says nothing about the data, and must not outvote the blocks that have some). The
+number of blocks is refused above :data:`MAX_BLOCKS` (public), never against the number of
+records, which only the data know: more blocks than records is allowed, and then at least
+the empty blocks vote for nothing, so a stable answer is unlikely.
 """
 
 from __future__ import annotations
@@ -33,14 +39,18 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from dpgm.dataset import Dataset, require_records
-from dpgm.errors import ParameterError, PrivacyParameterError
+from dpgm.errors import ParameterError, PrivacyParameterError, option
+from dpgm.privacy.amplification import secret_uniforms
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.noise import laplace_noise
 from dpgm.privacy.policy import check_delta, check_epsilon
+from dpgm.privacy.quiet import on_records
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of
 
 METHODS = ("ptr", "histogram")
+#: the most blocks a release may use (a public limit: each block is one learner run)
+MAX_BLOCKS = 10**6
 
 
 def ptr_threshold(epsilon: float, delta: float) -> float:
@@ -67,27 +77,68 @@ def release_probability(votes: int, others: int, epsilon: float, delta: float,
     return 1.0 - tail if excess > 0 else tail
 
 
+def _least_blocks(epsilon: float, delta: float, method: str) -> int:
+    """A number of blocks below which not even unanimous blocks are released with
+    probability 1/2 or more (d, or the count, must reach the threshold): where the
+    searches below start (MAX_BLOCKS + 1 where that is beyond the limit)."""
+    if method == "ptr":  # d = ⌈m/2⌉ − 1 ≥ τ needs m ≥ 2τ
+        least = 2.0 * ptr_threshold(epsilon, delta)
+    else:
+        least = 1.0 + 2.0 * math.log(1.0 / delta) / epsilon
+    return max(1, math.floor(least)) if least <= MAX_BLOCKS else MAX_BLOCKS + 1
+
+
+def _first_blocks(released: Callable[[int], bool], start: int) -> int | None:
+    """The fewest blocks m ≥ ``start``, at most MAX_BLOCKS, with ``released(m)``; None
+    where there is none."""
+    for blocks in range(start, MAX_BLOCKS + 1):
+        if released(blocks):
+            return blocks
+    return None
+
+
+def fewest_blocks(epsilon: float, delta: float, method: str = "ptr") -> int | None:
+    """The fewest blocks that :func:`check_blocks` allows (unanimous blocks released with
+    probability ≥ 1/2), or None where even MAX_BLOCKS blocks are too few."""
+    return _first_blocks(lambda m: release_probability(m, 0, epsilon, delta, method) >= 0.5,
+                         _least_blocks(epsilon, delta, method))
+
+
 def blocks_for(epsilon: float, delta: float, method: str = "ptr", agree: float = 0.9,
                probability: float = 0.95) -> int:
     """The fewest blocks m at which, if a share ``agree`` of them give the mode and the rest
-    another answer, the mode is released with at least ``probability`` (a public choice)."""
-    blocks = 1
-    while release_probability(math.ceil(agree * blocks), blocks - math.ceil(agree * blocks),
-                              epsilon, delta, method) < probability:
-        blocks += 1
-    return blocks
+    another answer, the mode is released with at least ``probability`` (a public choice);
+    refused where that would take more than MAX_BLOCKS blocks."""
+    def released(blocks: int) -> bool:
+        votes = math.ceil(agree * blocks)
+        return release_probability(votes, blocks - votes, epsilon, delta, method) >= probability
+
+    # below the fewest blocks that can release at all (probability < 1/2 < ``probability``)
+    # none is released, so the search starts there: at small ε it is far from 1
+    found = _first_blocks(released, _least_blocks(epsilon, delta, method))
+    if found is None:
+        raise ParameterError(
+            f"at epsilon={epsilon:g}, delta={delta:g} a stability release would need more "
+            f"than {MAX_BLOCKS:,} blocks (the most allowed): give a larger "
+            f"{option('epsilon')} or {option('delta')}")
+    return found
 
 
 def check_blocks(blocks: int, epsilon: float, delta: float, method: str = "ptr") -> int:
-    """``blocks``, refused (a public fact) where even unanimous blocks would be released
-    with probability below 1/2."""
+    """``blocks``, refused (a public fact) above MAX_BLOCKS, or where even unanimous blocks
+    would be released with probability below 1/2."""
     blocks = integer("blocks", blocks, least=1)
+    if blocks > MAX_BLOCKS:
+        raise ParameterError(f"{option('blocks', blocks)} is more than the {MAX_BLOCKS:,} "
+                             "blocks allowed")
     best = release_probability(blocks, 0, epsilon, delta, method)
     if best < 0.5:
+        enough = blocks_for(epsilon, delta, method)  # refuses where none would do
         raise ParameterError(
             f"{blocks} blocks cannot release at epsilon={epsilon:g}, delta={delta:g}: even if "
             f"every block agreed the answer would come out with probability {best:.2g}; use "
-            f"at least {blocks_for(epsilon, delta, method)} blocks (90% agreeing, 95% release)")
+            f"at least {enough} blocks ({option('blocks', enough)}: 90% agreeing are "
+            f"released with probability 95%)")
     return blocks
 
 
@@ -95,16 +146,27 @@ def assign_blocks(records: int, blocks: int, rng: RngLike = None,
                   shares: Sequence[float] | None = None) -> np.ndarray:
     """Each record's block, independent of the data and of the other records: uniform
     over ``blocks``, or block b with probability ``shares[b]`` (public, summing to 1).
-    A record added keeps the others' blocks, so a neighbour changes one block only."""
-    generator = np.random.default_rng() if rng is None else as_generator(rng)
-    if shares is None:
-        return generator.integers(blocks, size=records)
-    cumulative = np.cumsum(np.asarray(shares, dtype=np.float64))
-    if len(cumulative) != blocks or not np.isclose(cumulative[-1], 1.0) or np.any(
-            np.asarray(shares) < 0):
-        raise ParameterError(f"shares must be {blocks} probabilities summing to 1")
-    return np.minimum(np.searchsorted(cumulative, generator.random(records), "right"),
-                      blocks - 1)
+    A record added keeps the others' blocks, so a neighbour changes one block only.
+
+    ``rng=None`` (a release) draws from the OS's cryptographic source, as a Poisson
+    subsample does: which records share a block must stay secret. A seed makes the
+    partition reproducible (research only)."""
+    cumulative = None
+    if shares is not None:
+        cumulative = np.cumsum(np.asarray(shares, dtype=np.float64))
+        if len(cumulative) != blocks or not np.isclose(cumulative[-1], 1.0) or np.any(
+                np.asarray(shares) < 0):
+            raise ParameterError(f"shares must be {blocks} probabilities summing to 1")
+    if rng is None:
+        uniforms = secret_uniforms(records, None)
+        if cumulative is None:  # u < 1, so ⌊u·m⌋ < m; the minimum guards the rounding
+            return np.minimum((uniforms * blocks).astype(np.int64), blocks - 1)
+    else:
+        generator = as_generator(rng)
+        if cumulative is None:
+            return generator.integers(blocks, size=records)
+        uniforms = generator.random(records)
+    return np.minimum(np.searchsorted(cumulative, uniforms, "right"), blocks - 1)
 
 
 def release_mode(answers: Sequence[Hashable], epsilon: float, delta: float, *,
@@ -126,7 +188,8 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     release the answer most of them agree on, if stable, else ``None``; (ε, δ)-DP.
 
     ``learner`` must be deterministic and return orderable, hashable answers (e.g. a
-    sorted tuple of edges); a block on which it raises votes for releasing nothing.
+    sorted tuple of edges); a block on which it raises, or with no record, votes for
+    releasing nothing.
     ``rng=None`` (a release): OS entropy for the blocks, OpenDP for the noise; a seed makes
     the run reproducible (research only).
     """
@@ -139,10 +202,16 @@ def subsample_and_aggregate(data: Dataset, learner: Callable[[Dataset], Hashable
     # the data are read from here on
     generator = None if rng is None else as_generator(rng)  # one stream: blocks, then noise
     block_of = assign_blocks(len(data), blocks, generator)
+    # the records by block in one sort, not one pass over the data per block
+    order = np.argsort(block_of, kind="stable")
+    bounds = np.searchsorted(block_of[order], np.arange(blocks + 1))
     weights = data.weights
-    answers = [_answer(learner, Dataset(data.records[block_of == b], data.domain,
-                                        None if weights is None else weights[block_of == b]))
-               for b in range(blocks)]
+    answers = []
+    with on_records():  # no warning raised on a block's records reaches the user
+        for b in range(blocks):
+            rows = order[bounds[b]:bounds[b + 1]]
+            answers.append((1, "") if len(rows) == 0 else _answer(learner, Dataset(
+                data.records[rows], data.domain, None if weights is None else weights[rows])))
     found = _release(answers, epsilon, delta, method, generator)
     return None if found is None or found[0] else found[1]
 
