@@ -120,6 +120,8 @@ def test_sample_with_evidence_writes_state_names(model, tmp_path, capsys):
     (["query", "{model}", "P(dysp | smoke=often)"], "'often' is not a state of 'smoke'"),
     (["query", "{model}", "P(nothing)"], "unknown attribute"),
     (["query", "{model}", "dysp"], 'a query looks like "P(A, B'),
+    (["query", "{model}", "P(dysp | smoke=yes | tub=no)"], "a query has one '|'"),
+    (["query", "{model}", "P(A|B=b0|C=c0)"], "a query has one '|'"),
     (["map", "{model}", "--evidence", "smoke"], "--evidence takes VARIABLE=state"),
     (["map", "{model}", "--evidence", "colour=red"], "'colour' is not a variable"),
     (["map", "{model}", "--variables", "zz"], "--variables names no variable"),
@@ -133,7 +135,7 @@ def test_parse_query():
     assert parse_query("P(A, B | C=c1, D=d 2)") == (["A", "B"], {"C": "c1", "D": "d 2"})
     assert parse_query(" P( A ) ") == (["A"], {})
     assert parse_query("P(A|B=<5)") == (["A"], {"B": "<5"})
-    for bad in ["P()", "Q(A)", "P(A | B)", "P(A | B=1, B=2)"]:
+    for bad in ["P()", "Q(A)", "P(A | B)", "P(A | B=1, B=2)", "P(A|B=b0|C=c0)"]:
         with pytest.raises(ParameterError):
             parse_query(bad)
 
@@ -156,3 +158,50 @@ def test_an_xmlbif_model_is_read_by_its_extension(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["probability"] == pytest.approx(load("asia").query(["lung"],
                                                                       {"smoke": "yes"})["yes"])
+
+
+def test_fit_reads_a_latin1_structure(tmp_path, capsys):
+    """A Latin-1 BIF (a state "oui-é") is read; the data name the state in UTF-8."""
+    structure = tmp_path / "latin1.bif"
+    structure.write_bytes((
+        "network n {\n}\nvariable a {\n  type discrete [ 2 ] { non, oui-é };\n}\n"
+        "variable b {\n  type discrete [ 2 ] { x, y };\n}\n"
+        "probability ( a ) {\n  table 0.5, 0.5;\n}\n"
+        "probability ( b | a ) {\n  (non) 0.5, 0.5;\n  (oui-é) 0.5, 0.5;\n}\n"
+    ).encode("latin-1"))
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n" + "non,x\noui-é,y\n" * 50, encoding="utf-8")
+    out = tmp_path / "out.bif"
+    assert main(["bn", "fit", str(structure), str(data), "--epsilon", "1", "--seed", "1",
+                 "--out", str(out)]) == 0
+    assert read_bif(out).states["a"] == ["non", "oui-é"]
+    capsys.readouterr()
+
+
+def test_fit_refuses_an_epsilon_whose_noise_overflows_before_reading(asia_csv, tmp_path,
+                                                                    capsys):
+    """epsilon 1e-300: some node's Laplace scale 2/E_i would be infinite, known from the
+    options and the structure: refused before the data are read or anything is spent.
+    epsilon 1e300 and a tiny floor are computed without overflow and run to the end."""
+    out = tmp_path / "x.bif"
+    for method in ("data-dependent", "dind"):
+        epsilon = "1e-300" if method == "data-dependent" else "1e-320"
+        status = main(["bn", "fit", str(bn_path("asia")), str(asia_csv), "--epsilon", epsilon,
+                       "--method", method, "--out", str(out)])
+        assert status == 2
+        err = capsys.readouterr().err
+        assert "[dpgm] read" not in err and "give a larger --epsilon" in err.splitlines()[-1]
+        assert not out.exists()
+    for method in ("data-dependent", "dind", "pgm"):
+        assert main(["bn", "fit", str(bn_path("asia")), str(asia_csv), "--epsilon", "1e300",
+                     "--method", method, "--iters", "20", "--seed", "1", "--force",
+                     "--out", str(out)]) == 0
+        assert capsys.readouterr().out.strip().endswith("epsilon=1e+300 delta=0")
+
+
+def test_sample_names_its_own_options(model, tmp_path, capsys):
+    """bn sample's memory refusal names --max-memory and --rows, both its own options."""
+    status = main(["bn", "sample", str(model), "--rows", "1000", "--max-memory", "1KB",
+                   "--out", str(tmp_path / "s.csv")])
+    one_line_error(capsys, status, "(set by --max-memory); ask for fewer with --rows")
+    assert not (tmp_path / "s.csv").exists()

@@ -365,3 +365,19 @@ def test_awkward_state_names_survive_a_round_trip(tmp_path):
     assert again.states == states and again.name == "awkward net"
     for v in network.variables:
         np.testing.assert_array_equal(again.cpds[v], network.cpds[v])
+
+
+def test_a_latin1_file_is_read(tmp_path):
+    """BIF names no encoding; a file that is not UTF-8 is read as Latin-1 (old files are),
+    and UTF-8 (with or without a byte-order mark, any newlines) still reads as before."""
+    text = ("network café {\n}\nvariable température {\n"
+            "  type discrete [ 2 ] { élevée, basse };\n}\n"
+            "probability ( température ) {\n  table 0.25, 0.75;\n}\n")
+    latin = tmp_path / "latin1.bif"
+    latin.write_bytes(text.encode("latin-1"))
+    network = read_bif(latin)
+    assert network.name == "café" and network.states == {"température": ["élevée", "basse"]}
+    for name, data in (("utf8.bif", text.encode("utf-8")),
+                       ("bom.bif", b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))):
+        (tmp_path / name).write_bytes(data)
+        assert read_bif(tmp_path / name).states == network.states

@@ -11,7 +11,7 @@ from bn_helpers import NETWORKS, load
 from scipy import optimize
 
 from dpgm import Dataset, Domain
-from dpgm.errors import DomainError, ParameterError
+from dpgm.errors import DomainError, ParameterError, PrivacyParameterError
 from dpgm.mechanisms import DataDependentBN, DInd
 from dpgm.mechanisms import bn_parameters as bp
 from dpgm.models import BayesianNetwork
@@ -353,3 +353,46 @@ def test_the_error_allocation_runs_and_spends_exactly(asia_data):
     assert learner.budget.spent_epsilon == pytest.approx(1.0, rel=1e-12)
     with pytest.raises(ParameterError, match="allocation must be one of"):
         DataDependentBN(1.0, structure=load("asia"), allocation="best")
+
+
+# -- noise scales and weights from the options: checked before anything is spent ----------------
+def test_an_epsilon_whose_noise_overflows_is_refused_by_the_check():
+    """A node budget E_i whose Laplace scale 2/E_i is infinite is known from epsilon, the
+    structure and the floor: check() (what fit runs before reading) refuses it."""
+    network = load("asia")
+    domain = network.domain
+    for learner in (DataDependentBN(1e-300, structure=network),
+                    DataDependentBN(1e-300, structure=network, allocation="error"),
+                    DInd(1e-320, structure=network)):
+        with pytest.raises(PrivacyParameterError, match="give a larger epsilon="):
+            learner.check(domain)
+    DInd(1e-300, structure=network).check(domain)  # scale 1.6e301: finite
+    with pytest.raises(ParameterError, match="floor"):
+        DataDependentBN(1.0, structure=network, floor=1e-301)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("options", [{"floor": 1e-200}, {"floor": 1e-200, "allocation": "error"},
+                                     {"epsilon": 1e300}, {"epsilon": 1e300, "allocation": "error"}])
+def test_extreme_options_are_computed_without_overflow(asia_data, options):
+    """epsilon 1e300 (ε² overflowed in the noisy total) and floor 1e-200 (1/floor² was
+    infinite in Eq. 6) spent and then failed; they run, with every budget > 0 and finite."""
+    options = {"epsilon": 1.0, **options}
+    learner = DataDependentBN(options.pop("epsilon"), structure=load("asia"), **options)
+    learner.fit(asia_data, rng=0)
+    shares = np.array(list(learner.allocation.values()))
+    assert np.all(shares > 0) and np.all(np.isfinite(2.0 / shares))
+    assert learner.budget.spent_epsilon == pytest.approx(learner.epsilon, rel=1e-9)
+    assert DInd(1e300, structure=load("asia")).fit(asia_data, rng=0).total == pytest.approx(
+        len(asia_data), rel=1e-9)
+
+
+def test_the_error_bounds_hold():
+    """δ̃_i lies in error_bounds: the floor gives the upper bound, MAX_COUNT the lower."""
+    cpd = np.array([[0.5, 0.5], [1.0, 0.0]])
+    for family, parent in (([[1e300, 1e300], [1e300, 1e300]], [1e300, 1e300]),
+                           ([[-5.0, 0.0], [-1.0, -2.0]], [-3.0, 0.0])):
+        tables = bp.NoisyTables(np.array(family), np.array(parent), 1.0)
+        for floor in (1.0, 1e-200):
+            low, high = bp.error_bounds(2, floor)
+            assert low <= bp.parameter_error(cpd, tables, floor) <= high * (1 + 1e-12)

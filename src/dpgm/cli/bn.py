@@ -74,6 +74,11 @@ def parse_query(text: str) -> tuple[list[str], dict[str, str]]:
         raise ParameterError(
             f"a query looks like \"P(A, B | C=c1, D=d2)\" (evidence optional), got {text!r}"
         )
+    if "|" in (match.group("evidence") or ""):  # "P(A | B=b | C=c)": not a state
+        raise ParameterError(
+            f"a query has one '|', before the evidence; separate the evidence with commas, "
+            f"as in \"P(A | B=b0, C=c0)\", got {text!r}"
+        )
     evidence = _pairs([match.group("evidence") or ""], "the evidence")
     return variables, evidence
 
@@ -90,7 +95,7 @@ def _read_network(path: str):
 # -- fit ----------------------------------------------------------------------------------------
 def _fit(args: argparse.Namespace) -> int:
     from dpgm.cli import SEEDED_WARNING, report_spend
-    from dpgm.dataset import read_table
+    from dpgm.dataset import read_raw_table, read_table
     from dpgm.errors import DataError
     from dpgm.files import check_output
     from dpgm.io import write_bif
@@ -133,7 +138,7 @@ def _fit(args: argparse.Namespace) -> int:
             + (f"; missing: {missing}" if missing else "")
             + (f"; not in the structure: {extra} (drop them)" if extra else "")
         )
-    frame = read_table(args.data, dtype=str, keep_default_na=False)
+    frame = read_raw_table(args.data)  # each value read on its own by the schema
     _say(f"read {args.data}: {len(structure.variables)} variables")  # the count is private
     network = learner.fit(frame, rng=args.seed, schema=schema)
     network.name = structure.name
@@ -193,7 +198,9 @@ def _sample(args: argparse.Namespace) -> int:
     _check_format(args.out)
     network = _read_network(args.model)
     evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
-    _check_rows(args.rows, len(network.variables), DEFAULT_MAX_MEMORY)
+    # its message names --max-memory and --rows: both are options of bn sample
+    limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
+    _check_rows(args.rows, len(network.variables), limit)
     frame = network.simulate(args.rows, evidence or None, rng=args.seed)
     _write_table(frame, out)
     _say(f"wrote {len(frame)} records to {out}")
@@ -274,6 +281,8 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
     sample.add_argument("--rows", type=count, required=True, help="how many records")
     sample.add_argument("--evidence", action="append", default=None, metavar="VARIABLE=state",
                         help="draw from the posterior given these states (exact; repeatable)")
+    sample.add_argument("--max-memory", type=memory_size, default=None,
+                        help="memory limit for the records (default: half this machine's RAM)")
     sample.add_argument(
         "--seed", type=seed, default=None,
         help="makes the sample reproducible (sampling a released model is post-processing; "

@@ -321,10 +321,17 @@ def assemble(
 
 
 def read_bif(path: str | PathLike[str]) -> BayesianNetwork:
-    """Read a discrete Bayesian network from a ``.bif`` file."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    return parse_bif(text, str(path))
+    """Read a discrete Bayesian network from a ``.bif`` file, in UTF-8 or else Latin-1."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # BIF names no encoding and older files are often Latin-1, which decodes any
+        # bytes: a file that is not UTF-8 is read as Latin-1
+        text = raw.decode("latin-1")
+    # newlines as text mode reads them: \r\n and \r become \n
+    return parse_bif(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))
 
 
 _PLAIN_NAME = re.compile(r'[^\s,|(){};\[\]"]+')

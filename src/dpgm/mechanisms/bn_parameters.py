@@ -37,17 +37,17 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DomainError, ParameterError
+from dpgm.errors import DomainError, ParameterError, PrivacyParameterError, option
 from dpgm.estimation.consistency import mutual_consistency
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.model import MarkovRandomField
 from dpgm.models.bayesian_network import BayesianNetwork
-from dpgm.privacy.amplification import poisson_subsample
+from dpgm.privacy.amplification import poisson_subsample, subsample_epsilon
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
-from dpgm.validation import integer, number, one_of, positive
+from dpgm.validation import integer, number, one_of
 from dpgm.workload import Workload
 
 Parents = dict[str, tuple[str, ...]]
@@ -57,6 +57,11 @@ StructureLike = BayesianNetwork | nx.DiGraph | Mapping[str, Iterable[str]]
 #: "conditional" — clipped columns of T̃_i normalised, times the clipped, normalised T̃_pa;
 #: "joint" — the clipped T̃_i normalised as a whole (T̃_pa unused)
 JOINTS = ("conditional", "joint")
+#: a noisy count is capped here before it enters Eq. 6's error or our allocation (public:
+#: no table of real records holds more; only noise reaches it)
+MAX_COUNT = 2.0**53
+#: the "error" allocation gives no node less than e^-LOG_SPAN of the even split
+LOG_SPAN = 40.0
 
 
 # -- the structure ----------------------------------------------------------------------
@@ -283,8 +288,9 @@ def cpds_from_tables(
     nodes = list(parents)
     tables = [noisy_joint(noisy[v], joint) for v in nodes]
     if consistency:
+        largest = max(noisy[v].epsilon for v in nodes)  # the same means, no overflow
         tables = mutual_consistency(
-            families(parents), tables, [noisy[v].epsilon for v in nodes]
+            families(parents), tables, [noisy[v].epsilon / largest for v in nodes]
         )
     return {v: _columns(t) for v, t in zip(nodes, tables)}
 
@@ -292,19 +298,31 @@ def cpds_from_tables(
 # -- Algorithm 2 ------------------------------------------------------------------------
 def parameter_error(cpd: np.ndarray, tables: NoisyTables, floor: float = 1.0) -> float:
     """Eq. 6's δ̃_i: mean over the CPD's cells of Θ̂·sqrt(1/T̂_pa[u]² + 1/T̂_i[x, u]²),
-    with every noisy count floored at ``floor`` ([C5]; never true counts, [E3])."""
-    family = np.maximum(tables.family, floor)
-    parent = np.maximum(tables.parents, floor)[..., None]
-    return float(np.mean(cpd * np.sqrt(1.0 / parent**2 + 1.0 / family**2)))
+    with every noisy count floored at ``floor`` ([C5]; never true counts, [E3]) and capped
+    at MAX_COUNT (only noise gets there), so that δ̃_i lies in public bounds
+    (:func:`error_bounds`)."""
+    family = np.clip(tables.family, floor, MAX_COUNT)
+    parent = np.clip(tables.parents, floor, MAX_COUNT)[..., None]
+    # hypot(1/a, 1/b) is the square root above, without squaring a tiny floor to infinity
+    return float(np.mean(cpd * np.hypot(1.0 / parent, 1.0 / family)))
+
+
+def error_bounds(size: int, floor: float) -> tuple[float, float]:
+    """Public bounds on :func:`parameter_error` for a node of ``size`` states: its CPD's
+    columns sum to 1, so the mean of Θ̂ over the cells is 1/k, and each square root lies
+    in [√2/MAX_COUNT, √2/floor] (the lower bound halved for rounding)."""
+    return math.sqrt(2.0) / (2.0 * MAX_COUNT * size), math.sqrt(2.0) / (floor * size)
 
 
 def allocate(total: float, weights: Sequence[float], errors: Sequence[float]) -> np.ndarray:
     """The budgets ε_i > 0, Σ ε_i = ``total``, that minimise Σ W_i δ̃_i / ε_i (Eq. 5):
     ε_i ∝ √(W_i δ̃_i), the normalised form of Eq. 10 ([C6])."""
-    root = np.sqrt(np.asarray(weights, dtype=np.float64) * np.asarray(errors, dtype=np.float64))
+    # √W·√δ̃ rather than √(W·δ̃), and the shares before ``total``: no product overflows
+    root = np.sqrt(np.asarray(weights, dtype=np.float64)) * np.sqrt(
+        np.asarray(errors, dtype=np.float64))
     if not np.all(np.isfinite(root)) or np.any(root <= 0):
         raise ParameterError(f"weights and errors must be finite and > 0, got {root**2}")
-    return total * root / root.sum()
+    return total * (root / root.sum())
 
 
 def allocate_product_form(
@@ -343,31 +361,37 @@ def allocate_expected_error(
 
     Our allocation, not the paper's: it minimises (a model of) the error that is reported,
     the CPD error per parent configuration, instead of Eq. 5's Σ W_i δ̃_i / ε_i. Solved on
-    log-budgets (SLSQP from the uniform split; post-processing of the counts given).
+    log-budgets (SLSQP from the uniform split; post-processing of the counts given), each
+    budget at least e^−LOG_SPAN of the even split (counts capped at MAX_COUNT).
     """
     from scipy.optimize import minimize
+    from scipy.special import expit
 
     sizes = np.asarray(sizes, dtype=np.float64)
-    counts = [np.maximum(np.ravel(c), 1e-9) for c in counts]
+    logs = [np.log(np.clip(np.ravel(c), 1e-9, MAX_COUNT)) for c in counts]
     n = sizes.size
 
     def objective(log_budgets: np.ndarray) -> tuple[float, np.ndarray]:
         value, gradient = 0.0, np.empty(n)
-        for i, (x, k, c) in enumerate(zip(log_budgets, sizes, counts)):
-            z = 2.0 * k * math.exp(-x) / c  # dz/dx = -z
-            value += float(np.mean(z / (1.0 + z)))
-            gradient[i] = -float(np.mean(z / (1.0 + z) ** 2))
+        for i, (x, k, c) in enumerate(zip(log_budgets, sizes, logs)):
+            # z/(1 + z) = expit(ln z), ln z = ln(2k) − x − ln C: finite wherever z is huge
+            share = expit(math.log(2.0 * k) - x - c)  # dz/dx = −z
+            value += float(np.mean(share))
+            gradient[i] = -float(np.mean(share * (1.0 - share)))  # −z/(1 + z)²
         return value / n, gradient / n
 
     start = np.full(n, math.log(total / n))
+    # each budget at least e^-LOG_SPAN·total/n (public): the shares have a public floor
+    bounds = [(start[0] - LOG_SPAN, math.log(total))] * n
     found = minimize(
-        objective, start, jac=True, method="SLSQP",
+        objective, start, jac=True, method="SLSQP", bounds=bounds,
         constraints=[{"type": "eq", "fun": lambda x: np.exp(x).sum() / total - 1.0,
                       "jac": lambda x: np.exp(x)[None, :] / total}],
         options={"maxiter": 500, "ftol": 1e-12},
     )
-    budgets = np.exp(found.x if found.success else start)
-    return total * budgets / budgets.sum()
+    chosen = np.clip(found.x, *bounds[0]) if found.success else start
+    budgets = np.exp(chosen - chosen.max())  # the same shares, no overflow
+    return total * (budgets / budgets.sum())
 
 
 def _states(domain: Domain) -> dict[str, list[str]]:
@@ -391,7 +415,8 @@ def release_network(
 def noisy_total(noisy: Mapping[str, NoisyTables]) -> float:
     """The record count from the roots' noisy totals, inverse-variance weighted (≥ 0)."""
     roots = [t for t in noisy.values() if t.parents.ndim == 0]
-    weights = np.array([t.epsilon**2 for t in roots])
+    largest = max(t.epsilon for t in roots)
+    weights = np.array([(t.epsilon / largest) ** 2 for t in roots])  # ε² overflows at 1e155
     values = np.array([float(t.parents) for t in roots])
     return max(float(weights @ values / weights.sum()), 0.0)
 
@@ -437,10 +462,17 @@ class BNParameterLearner(Mechanism):
         self.iters = integer("iters", iters, least=1)
 
     def plan(self, domain: Domain, workload: Workload) -> None:
-        """The structure matches the domain and its tables fit in memory (public facts)."""
+        """The structure matches the domain, its tables fit in memory, and every node's
+        budget, however it is allocated, gives noise of a finite scale (public facts)."""
         super().plan(domain, workload)
         parents = structure_parents(self.structure, domain)
         self.check_tables(domain, families(parents), "the family tables")
+        for what, smallest in self.smallest_budgets(domain, parents):
+            check_node_budget(what, smallest, self.epsilon)
+
+    def smallest_budgets(self, domain: Domain, parents: Parents) -> list[tuple[str, float]]:
+        """(what, the least budget E_i a node's two tables can get there): public facts."""
+        return [("each node", self.epsilon / len(parents))]
 
     def _reset(self) -> None:
         super()._reset()
@@ -477,6 +509,16 @@ def network_from_model(model: MarkovRandomField, parents: Parents) -> BayesianNe
     """The CPDs read off a model's family marginals (normalised columns; empty: uniform)."""
     cpds = {v: _columns(model.marginal((*ps, v))) for v, ps in parents.items()}
     return release_network(model.domain, parents, cpds, model.total)
+
+
+def check_node_budget(what: str, epsilon: float, total: float) -> None:
+    """Refuse a node budget E_i (out of the whole ``total``) that is not > 0 or whose
+    tables' Laplace scale 2/E_i is not a finite number: known before anything is spent."""
+    if epsilon > 0.0 and math.isfinite(epsilon) and math.isfinite(2.0 / epsilon):
+        return
+    raise PrivacyParameterError(
+        f"at {option('epsilon', total)}, {what} could get epsilon={epsilon:.3g}, "
+        f"whose Laplace noise (scale 2/epsilon) overflows; give a larger {option('epsilon')}")
 
 
 class DInd(BNParameterLearner):
@@ -523,7 +565,29 @@ class DataDependentBN(BNParameterLearner):
         self.beta = number("beta", beta, low=0.0, high=1.0, low_open=True)
         self.stage_share = number("stage_share", stage_share, low=0.0, high=1.0,
                                   low_open=True, high_open=True)
-        self.floor = positive("floor", floor)
+        # 1/floor must be finite (Eq. 6 divides by the floored counts), and a floor above
+        # the cap on counts would be no floor
+        self.floor = number("floor", floor, low=1e-300, high=MAX_COUNT)
+
+    def smallest_budgets(self, domain: Domain, parents: Parents) -> list[tuple[str, float]]:
+        """Stage I: ε_raw/n per node. Stage II: the least share any allocation can give,
+        from public bounds on δ̃_i (:func:`error_bounds`) or the "error" rule's floor."""
+        n = len(parents)
+        stage_one = self.stage_share * self.epsilon
+        raw = subsample_epsilon(stage_one, self.beta) if stage_one > 0 else 0.0
+        rest = self.epsilon - stage_one
+        if self.allocation_rule == "paper":
+            features = node_features(parents, domain.to_dict())
+            bounds = {v: error_bounds(domain[v], self.floor) for v in parents}
+            roots = {v: (math.sqrt(features[v].weight * bounds[v][0]),
+                         math.sqrt(features[v].weight) * math.sqrt(bounds[v][1]))
+                     for v in parents}
+            share = min(low for low, _ in roots.values()) / sum(
+                high for _, high in roots.values())
+        else:  # each budget in [e^-LOG_SPAN·total/n, total]
+            share = math.exp(-LOG_SPAN) / n**2
+        return [("each node in Stage I", raw / n),
+                ("a node in Stage II", rest * share)]
 
     def _reset(self) -> None:
         super()._reset()
