@@ -58,8 +58,10 @@ def test_cells_no_record_falls_in_are_zero(tmp_path):
 
 
 @pytest.mark.parametrize(("frame", "needle"), [
-    (pd.DataFrame({"a": [0, 3], "b": [0, 1], "c": [0, 0], "d": [0, 0]}), "'a' must hold"),
-    (pd.DataFrame({"a": [0, 1], "b": [0, None], "c": [0, 0], "d": [0, 0]}), "'b' must hold"),
+    (pd.DataFrame({"a": [0, 3], "b": [0, 1], "c": [0, 0], "d": [0, 0]}),
+     "column 'a' has value 3, outside its domain 0..2"),
+    (pd.DataFrame({"a": [0, 1], "b": [0, None], "c": [0, 0], "d": [0, 0]}),
+     "column 'b' has a missing value"),
     (pd.DataFrame({"a": [0, 1], "b": [0, 1], "c": [0, 0]}), "no column for ['d']"),
 ])
 def test_bad_files_are_refused_with_a_clear_error(tmp_path, frame, needle):

@@ -39,6 +39,7 @@ FLAGS = {
     "iters": "--iters",
     "rows": "--rows",
     "max_memory": "--max-memory",
+    "memory_limit": "--max-memory",
     "max_cells": "--max-cells",
     "force": "--force",
     "rng": "--seed",
@@ -211,14 +212,11 @@ def _read_records(path: str, schema, domain, engine: str, max_memory: float | No
             return DuckDBTable.encode(path, schema, memory_limit=limit, progress=_say)
         return DuckDBTable(path, domain, memory_limit=limit, progress=_say)
     if engine == "spark":
-        from pyspark.sql import SparkSession
-
-        from dpgm.engines.spark import SparkTable
+        from dpgm.engines.spark import SparkTable, start_session
 
         # Spark's console progress bar shows its tasks as they run, a timing our progress
         # lines leave out (a session spark-submit made keeps its own settings)
-        session = (SparkSession.builder.appName("dpgm")
-                   .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+        session = start_session("dpgm", {"spark.ui.showConsoleProgress": "false"})
         if schema is not None:
             return SparkTable.encode(path, schema, session=session, progress=_say)
         return SparkTable(path, domain, session=session, progress=_say)

@@ -1,7 +1,9 @@
 """Counting integer-coded records with Spark (a cluster, or ``local[*]``): the counting
 interface of :class:`~dpgm.dataset.Dataset` on a Spark DataFrame or a CSV / Parquet path.
 Only the count tables come back to the driver — never a record. PySpark is an optional
-dependency (``pip install 'dpgm[spark]'``; it needs Java).
+dependency (``pip install 'dpgm[spark]'``; it needs Java: :func:`start_session` says so in
+one line where it is missing). A local file or folder that changes between passes stops
+the count (:func:`dpgm.engines.sql.fingerprint`).
 
 On a cluster, with the integer-coded table in Parquet on shared storage::
 
@@ -19,7 +21,9 @@ On a cluster, with the integer-coded table in Parquet on shared storage::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Mapping
 from os import PathLike
 
 import numpy as np
@@ -27,9 +31,51 @@ import numpy as np
 from dpgm.domain import Domain
 from dpgm.engines.encoding import SPARK, check_encodable
 from dpgm.engines.sql import RawSource, SQLCounts
-from dpgm.errors import DataError
+from dpgm.errors import DataError, ParameterError
 
 _views = itertools.count()
+
+
+def check_java() -> None:
+    """Refuse, in one line, to start Spark where there is no Java to run it (where
+    spark-submit looks: ``$JAVA_HOME/bin/java``, else ``java`` on the PATH); otherwise
+    Spark fails with a Java gateway error after its launcher's own messages."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not (os.path.isfile(java) and os.access(java, os.X_OK)):
+            raise ParameterError(f"the spark engine needs Java: JAVA_HOME ({home}) has no "
+                                 "bin/java; point it at a Java runtime Spark supports")
+    elif shutil.which("java") is None:
+        raise ParameterError("the spark engine needs Java: install a Java runtime Spark "
+                             "supports and put java on the PATH, or set JAVA_HOME")
+
+
+def start_session(app_name: str = "dpgm", config: Mapping[str, str] | None = None):
+    """The SparkSession of this process (the one spark-submit made), else a new one with
+    ``config``; where Java is missing or Spark cannot start, a one-line ParameterError
+    before any data are read."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ImportError("the spark engine needs PySpark: pip install 'dpgm[spark]'") from None
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    # spark-submit started the JVM and passes its port, and Spark Connect runs none here:
+    # no Java is started from this process then
+    remote = "SPARK_REMOTE" in os.environ or "spark.remote" in (config or {})
+    if SparkSession.getActiveSession() is None and not remote and \
+            "PYSPARK_GATEWAY_PORT" not in os.environ:
+        check_java()
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # PySparkRuntimeError, or RuntimeError in older PySpark
+        text = str(exc)
+        if "JAVA_GATEWAY_EXITED" not in text and "Java gateway" not in text:
+            raise
+        raise ParameterError("the spark engine could not start Spark: its Java process "
+                             "exited (is the Java runtime one Spark supports?)") from None
 
 
 def _session(session):
@@ -40,27 +86,43 @@ def _session(session):
         raise ImportError("the spark engine needs PySpark: pip install 'dpgm[spark]'") from None
     spark = session or SparkSession.getActiveSession()
     if spark is None:
-        raise DataError("no active SparkSession: start one, or pass session=")
+        raise DataError("no active SparkSession: start one (dpgm.engines.spark."
+                        "start_session()), or pass session=")
     return spark
 
 
-def _frame(source, spark, *, infer: bool):
-    """A Spark DataFrame and its path (None for a DataFrame given); CSV files are read
-    with types inferred (``infer``) or as text."""
+def _path(source) -> str | None:
+    """The path of a file source (None for a DataFrame), or a DataError."""
     from pyspark.sql import DataFrame
 
     if isinstance(source, DataFrame):
-        return source, None
+        return None
     if not isinstance(source, (str, PathLike)):
         raise DataError(f"source must be a Spark DataFrame or a path, not "
                         f"{type(source).__name__}")
     path = str(source)
-    if path.lower().endswith((".parquet", ".pq")):
-        return spark.read.parquet(path), path
-    if path.lower().endswith((".csv", ".csv.gz")):
+    if not path.lower().endswith((".parquet", ".pq", ".csv", ".csv.gz")):
+        raise DataError(f"{path}: the spark engine reads .csv, .csv.gz and .parquet")
+    return path
+
+
+def _frame(source, path: str | None, spark):
+    """A Spark DataFrame of ``source``; CSV files are read as text, every cell on its own
+    (inferring types would read the file once more, and judge a column by all its
+    values)."""
+    if path is None:
+        return source
+    try:
+        if path.lower().endswith((".parquet", ".pq")):
+            return spark.read.parquet(path)
         # quotes doubled inside quoted values, as pandas writes and reads them
-        return spark.read.csv(path, header=True, inferSchema=infer, escape='"'), path
-    raise DataError(f"{path}: the spark engine reads .csv, .csv.gz and .parquet")
+        return spark.read.csv(path, header=True, inferSchema=False, escape='"')
+    except Exception as exc:  # AnalysisException: a missing or unreadable file
+        if type(exc).__name__ != "AnalysisException":
+            raise
+        kind = "Parquet" if path.lower().endswith((".parquet", ".pq")) else "CSV"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise DataError(f"{path}: not a readable {kind} file ({reason})") from None
 
 
 class SparkTable(SQLCounts):
@@ -68,7 +130,8 @@ class SparkTable(SQLCounts):
     path of a CSV (with a header) or Parquet file; one column per attribute of ``domain``
     with codes ``0..size-1``, optionally a ``weights`` column in [0, 1]; ``session`` the
     SparkSession (the active one by default); ``progress`` is told what is counted.
-    Checked when made, as a Dataset is. A raw table goes through :meth:`encode` instead."""
+    Checked when made, as a Dataset is (a CSV file's cells as text, as on DuckDB). A raw
+    table goes through :meth:`encode` instead."""
 
     dialect = SPARK
 
@@ -77,12 +140,14 @@ class SparkTable(SQLCounts):
         spark = _session(session)
         if not isinstance(domain, Domain):
             raise DataError(f"domain must be a dpgm.Domain, got {type(domain).__name__}")
-        frame, self.path = _frame(source, spark, infer=True)
+        self.path = _path(source)
+        self._watch(self.path)  # before the first read: every pass compares with it
+        frame = _frame(source, self.path, spark)
         self.domain, self.weight_column, self._spark = domain, weights, spark
         self.progress = progress
-        self._from = f"dpgm_records_{next(_views)}"
-        frame.createOrReplaceTempView(self._from)
-        self._check(list(frame.columns))
+        view = f"dpgm_records_{next(_views)}"
+        frame.createOrReplaceTempView(view)
+        self._check(view, dict(frame.dtypes))
 
     @classmethod
     def encode(cls, source, schema, *, weights: str | None = None, session=None,
@@ -90,13 +155,17 @@ class SparkTable(SQLCounts):
         """A raw table (a Spark DataFrame, or a CSV or Parquet path) encoded by its public
         ``schema`` inside Spark SQL: the codes of ``schema.encode`` (labels, bins,
         clipping, missing values; CSV files read as text). The codes are a view over the
-        raw table, computed again by each count (cache the DataFrame to avoid it);
-        ``weights`` may name a column of record weights in [0, 1]."""
+        raw table, computed again by each count (cache the DataFrame to avoid it), each
+        checking that the file did not change; ``weights`` may name a column of record
+        weights in [0, 1]."""
         spark = _session(session)
         check_encodable(schema)
-        frame, path = _frame(source, spark, infer=False)
+        path = _path(source)
         table = cls.__new__(cls)
-        table.domain, table.path, table.weight_column = schema.domain, path, weights
+        table.path = path
+        table._watch(path)
+        frame = _frame(source, path, spark)
+        table.domain, table.weight_column = schema.domain, weights
         table._spark, table.progress = spark, progress
         raw = f"dpgm_raw_{next(_views)}"
         frame.createOrReplaceTempView(raw)
@@ -106,7 +175,9 @@ class SparkTable(SQLCounts):
         spark.sql(f"CREATE OR REPLACE TEMP VIEW {table._from} AS "
                   f"{table._encoding(table._raw, weights)}")
         table._say(f"encoding {path or 'the DataFrame'} with the schema in one pass")
-        table._check(list(schema.domain.attrs) + ([weights] if weights else []))
+        # the codes are integers and the weights numbers, by the encoding
+        types = dict.fromkeys(schema.domain.attrs, "int")
+        table._check(table._from, types | ({weights: "double"} if weights else {}))
         return table
 
     def _fetch(self, sql: str) -> list[np.ndarray]:
