@@ -19,7 +19,6 @@ import numpy as np
 
 from dpgm.errors import DpgmWarning
 
-
 #: where each source file's re-emitted warnings were shown (the warnings module's own
 #: registry is its module's, which the re-emission cannot reach)
 _REGISTRIES: dict[str, dict] = {}
