@@ -1,7 +1,8 @@
-"""The four benchmark networks (Asia, Sachs, Child, Alarm) from ``../shared/data/bn``.
+"""The four benchmark networks (Asia, Sachs, Child, Alarm), bundled in ``tests/data/bn``.
 
-Tests that need them skip cleanly where the folder is absent; ``DPGM_BN_DIR`` points
-elsewhere.
+The BIF files are copies of the bnlearn repository's networks (small text files), so the
+tests need nothing outside the repository. ``DPGM_BN_DIR`` points elsewhere (a folder with
+the same file names); a test whose network is missing there skips.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from dpgm.io import BayesianNetwork, read_bif
 
-BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[1] / ".." / "shared/data/bn"))
+BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parent / "data" / "bn"))
 NETWORKS = ("asia", "sachs", "child", "alarm")
 
 

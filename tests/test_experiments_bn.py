@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from bn_helpers import bn_path
+from bn_helpers import BN_DIR, bn_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +24,8 @@ def harness(monkeypatch, tmp_path):
     import experiments.bn_fig1_tables as harness
 
     monkeypatch.setattr(harness, "OUTPUT", tmp_path)
+    monkeypatch.setattr(harness, "BN_FOLDER", BN_DIR)  # the networks bundled with the tests
+    monkeypatch.setattr(common, "BN_FOLDER", BN_DIR)
     monkeypatch.setattr(common, "OUTPUT", tmp_path)
     return harness
 

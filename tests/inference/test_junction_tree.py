@@ -15,7 +15,7 @@ from dpgm.inference import JunctionTree, elimination_order, interaction_graph
 from dpgm.inference.junction_tree import HEURISTICS, clique_cells
 from dpgm.io import read_bif
 
-BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[2] / ".." / "shared/data/bn"))
+BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[1] / "data" / "bn"))
 
 
 def check_tree(tree: JunctionTree, cliques) -> None:
@@ -138,7 +138,7 @@ def test_chain_of_1000_triples_builds():
     assert tree.size() == (n - 2) * 27
 
 
-@pytest.mark.skipif(not (BN_DIR / "alarm.bif").exists(), reason="shared BIF data not found")
+@pytest.mark.skipif(not (BN_DIR / "alarm.bif").exists(), reason="BIF data not found")
 def test_alarm_moral_graph_has_small_cliques(record_property):
     network = read_bif(BN_DIR / "alarm.bif")
     cliques = network.moral_cliques()
