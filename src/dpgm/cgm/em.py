@@ -18,6 +18,9 @@ rule matters: ``"discrepancy"`` (default) stops at the first t with ‖y − n_t
 D the number of released cells (E‖z‖₁ = b·D; public quantities only), ``"converge"`` when
 the residual changes by less than 1e-6 of itself, and ``max_iters`` caps either.
 Post-processing of y: no privacy is spent here.
+
+Labels such as M2 and D3, and the § numbers of "the note", refer to the implementation
+note ``docs/notes/cgm.md``.
 """
 
 from __future__ import annotations

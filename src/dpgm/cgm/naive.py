@@ -7,6 +7,8 @@ maximum need not exist (a zero target, or inconsistent tables: the objective the
 without bound along directions that leave the distribution unchanged), so λ > 0 is
 required. Solved by L-BFGS with exact gradients t − N·μ(θ) − 2λθ from belief propagation
 on the junction tree. Post-processing of the targets: no privacy is spent here.
+
+Labels such as M1 refer to the implementation note ``docs/notes/cgm.md``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ which holds the data and the privacy accounting) divided by the expected lot siz
 The model marginals each step needs come from exact belief propagation. Everything here
 but the gradient sums is post-processing; the last iterate is returned (the note's
 recommendation; the paper does not say).
+
+"The note" is the implementation note ``docs/notes/cgm.md``.
 """
 
 from __future__ import annotations

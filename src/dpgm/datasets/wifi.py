@@ -9,6 +9,8 @@ with probability 0.8, disconnect with 0.05, move to one of its 3 neighbours with
 each; a day starts disconnected with probability 0.9. Each simulated day is one
 individual (the paper's unit of privacy: a user-day), cut into 24 hourly records of 6
 slots (``slot0`` … ``slot5``) for a first-order chain model with 5 edges.
+
+The implementation note is ``docs/notes/cgm.md`` (its §3.4).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ CPDs (every parent configuration) and on query answers; MAP accuracy; and the er
 bounds of Thm 4.1 / 4.2 with the normalised error μ of Table 2. These read the reference
 network (typically the MLE on the real data) without noise: for experiments and the data
 steward's own checks, never for a release.
+
+The implementation note is ``docs/notes/bn-data-dependent.md``; labels such as [C8] and [E10]
+refer to it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Roy Chowdhury, Rekatsinas & Jha, *Data-Dependent Differentially Private Parameter Learning
 for Directed Graphical Models* (arXiv v1, 2019), following the implementation note
-``specs/bn-data-dependent-002.md``; its choices [C#] and errata [E#] are cited below.
+``docs/notes/bn-data-dependent.md``; its choices [C#] and errata [E#] are cited below.
 
 The structure (a DAG over the attributes) and every attribute's states are public. Each
 node X_i with parents pa_i is learned from two noisy count tables: T_i over its family

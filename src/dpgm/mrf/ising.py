@@ -8,6 +8,8 @@ symmetric; the model returned is the symmetrised one, (Â + Âᵀ)/2 (post-proce
 ρ-zCDP (add/remove neighbours): ``count_share``·ρ on the record count (when the number of
 steps T is not given), the rest on the (T − 1)·p selections, ρ_fit/p for each node
 (:mod:`dpgm.mrf.regressions`).
+
+The § numbers of "the note" refer to the implementation note ``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ P(x) ∝ P(x)·exp(x^I·(â_I/n̂ − E_P[z^I])/2).
 (ε = √(8ρ_r), ρ_r = ρ_rest/(2R) each; a little less where OpenDP's exact sampler is proven
 to cost more) and the R measurements (ρ_r each). The released
 moments are post-processing of these. P is a full table: p ≤ :data:`MAX_ATTRIBUTES`.
+
+Labels such as D8 refer to the implementation note ``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

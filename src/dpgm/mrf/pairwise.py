@@ -17,6 +17,9 @@ Budget modes (ρ-zCDP, add/remove neighbours; ``count_share`` as in the Ising le
 * ``"paper"``: every ordered pair, ρ' = ρ_fit/(k²·p) each, as Alg. 3 prints. A record takes
   part in 2(k − 1) regressions per attribute, so the fit costs 2(k − 1)·ρ_fit/k², and that
   is what is charged (the rest of ρ_fit is not spent: the paper's split is conservative).
+
+Labels such as D6, and the note's § numbers, refer to the implementation note
+``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

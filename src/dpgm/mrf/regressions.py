@@ -7,6 +7,8 @@ number of steps T is not given), the rest on the selections. T follows Cor. 3.4 
 note's constant: T = max(2, ⌈c_T·(r·n̂·√ρ')^{2/3}⌉), ρ' one regression's budget and n̂ the
 noisy count — never the exact n, which is private — capped at :data:`MAX_STEPS` (a public
 limit: T grows like the radius^{2/3}, so a huge width would otherwise never finish).
+
+Labels such as D5 refer to the implementation note ``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

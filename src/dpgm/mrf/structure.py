@@ -11,6 +11,9 @@ on the smallest |A_ij| of an edge; correct whenever every coupling is estimated 
   or a stable histogram (:mod:`dpgm.privacy.stability`). Sample size ∝ log p.
 * ``"zcdp"`` (Table 1's zCDP row): the private parameter learner at ρ = cdp_rho(ε, δ), then
   the threshold (post-processing). Sample size ∝ √p.
+
+Labels such as D10, and the note's § numbers, refer to the implementation note
+``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ coefficient on z^J is 2·h̄(J ∪ {i}). ρ-zCDP (add/remove neighbours).
   plug-in estimate of E[∂_J v_i(X)], exact on maximal monomials. ``split_budget="paper"``
   gives each part ρ/2 (sequential, as printed); ``"parallel"`` gives each part ρ, which
   parallel composition allows because the parts are disjoint (one (ρ) entry recorded).
+
+Labels such as D7, and the note's § numbers, refer to the implementation note
+``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations

@@ -46,6 +46,8 @@ removed record then moved a score by 1.008 at n = 10⁵ and 1.046 at 3·10⁶ in
 precision, and a rigorous bound for double precision (γ_d·Σ|terms|, d the summation depth)
 grows with n, which is private. Exact sums need no slack and no n; the rounding of the
 terms costs accuracy only (at most 2^-15 per record and score).
+
+The implementation note is ``docs/notes/mrf.md`` (its A1 and D3: the corrected selection).
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ data says nothing about the data, and must not outvote the blocks that have some
 number of blocks is refused above :data:`MAX_BLOCKS` (public), never against the number of
 records, which only the data know: more blocks than records is allowed, and then at least
 the empty blocks vote for nothing, so a stable answer is unlikely.
+
+Labels such as D9, and the note's § numbers, refer to the implementation note
+``docs/notes/mrf.md``.
 """
 
 from __future__ import annotations
