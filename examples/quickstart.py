@@ -35,7 +35,7 @@ pair = ("age", "sex")  # never measured together
 print(
     f"TV error on unmeasured {pair}: {tv_distance(data.marginal(pair), model.marginal(pair)):.4f}"
 )
-cdf = model.query({"age": queries.prefix(domain["age"]), "income>50K": queries.identity(2)})
+cdf = model.answer_linear({"age": queries.prefix(domain["age"]), "income>50K": queries.identity(2)})
 print(
     "estimated share of >50K earners among those aged up to bin 40:",
     round(float(cdf[40, 1] / cdf[40].sum()), 3),

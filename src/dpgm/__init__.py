@@ -16,7 +16,7 @@ from dpgm.errors import (
 from dpgm.estimation import Measurement, estimate
 from dpgm.factor import Factor
 from dpgm.mechanisms.cgm import fit_cgm
-from dpgm.model import MarkovRandomField
+from dpgm.models import MarkovRandomField, load
 from dpgm.schema import Schema
 from dpgm.schema.draft import draft
 
@@ -38,6 +38,7 @@ __all__ = [
     "Factor",
     "fit_cgm",
     "MarkovRandomField",
+    "load",
     "read_raw_table",
     "Measurement",
     "ModelTooLargeError",

@@ -12,7 +12,7 @@ from dpgm import Dataset, Domain
 from dpgm.errors import DataError
 from dpgm.measurement import Measurement
 from dpgm.mechanisms import REGISTRY
-from dpgm.mechanisms.compression import DomainCompression
+from dpgm.models.compression import DomainCompression
 
 pytest.importorskip("duckdb")
 from dpgm.engines.duckdb import DuckDBTable  # noqa: E402

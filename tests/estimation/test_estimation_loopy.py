@@ -51,19 +51,19 @@ def test_loopy_estimation_runs_where_the_junction_tree_is_refused():
     assert max(errors) < 0.005
     # an answer across cliques where the exact tree is refused: the maximum-entropy
     # completion of the pair beliefs, approximate; refused where that table is too large
-    import dpgm.model
+    import dpgm.models.markov_random_field as mrf_module
 
-    small, completion = dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS
+    small, completion = mrf_module.EXACT_CELLS, mrf_module.COMPLETION_CELLS
     try:
-        dpgm.model.EXACT_CELLS = 10
+        mrf_module.EXACT_CELLS = 10
         triple = model.marginal(("x0", "x1", "x2"))
         assert triple.sum() == pytest.approx(1000.0)
         assert 0.5 * np.abs(triple - truth.marginal(("x0", "x1", "x2"))).sum() / 1000 < 0.06
-        dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS = 10, 4
+        mrf_module.EXACT_CELLS, mrf_module.COMPLETION_CELLS = 10, 4
         with pytest.raises(ModelTooLargeError, match="completes tables of up to 4 cells"):
             model.marginal(("x0", "x1", "x2"))
     finally:
-        dpgm.model.EXACT_CELLS, dpgm.model.COMPLETION_CELLS = small, completion
+        mrf_module.EXACT_CELLS, mrf_module.COMPLETION_CELLS = small, completion
 
 
 def test_convex_inference_fits_the_measured_pairs_of_a_dense_graph():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from brute_force import random_model
 
-from dpgm import DomainError
+from dpgm import Domain, DomainError, MarkovRandomField
 from dpgm.inference import queries
 
 SEEDS = range(10)
@@ -76,7 +76,7 @@ def test_each_block_on_one_attribute(seed):
     rng = np.random.default_rng(seed)
     a = str(rng.choice(domain.attrs))
     for name, q in blocks(domain[a], rng).items():
-        got = model.query({a: q})
+        got = model.answer_linear({a: q})
         expected = 250.0 * einsum_answer(domain, p, {a: q})
         np.testing.assert_allclose(got, expected, atol=1e-9, err_msg=name)
 
@@ -91,7 +91,7 @@ def test_random_products_of_blocks(seed, zeros):
         k = int(rng.integers(1, min(4, len(domain)) + 1))
         attrs = [str(a) for a in rng.choice(domain.attrs, size=k, replace=False)]
         matrices = {a: blocks(domain[a], rng)[str(rng.choice(BLOCK_NAMES))] for a in attrs}
-        got = model.query(matrices)
+        got = model.answer_linear(matrices)
         expected = 1000.0 * einsum_answer(domain, p, matrices)
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, atol=1e-8, rtol=1e-9)
@@ -101,18 +101,18 @@ def test_random_products_of_blocks(seed, zeros):
 def test_identity_query_is_the_marginal(seed):
     domain, _, model, _, _ = random_model(seed, total=10.0)
     attrs = list(domain.attrs[:3])[::-1]
-    got = model.query({a: queries.identity(domain[a]) for a in attrs})
+    got = model.answer_linear({a: queries.identity(domain[a]) for a in attrs})
     np.testing.assert_allclose(got, model.marginal(attrs), atol=1e-12)
-    assert model.query({}) == pytest.approx(10.0)
+    assert model.answer_linear({}) == pytest.approx(10.0)
 
 
 def test_query_matrix_of_wrong_width():
     domain, _, model, _, _ = random_model(0)
     a = domain.attrs[0]
     with pytest.raises(DomainError, match=rf"'{a}' must have {domain[a]} columns"):
-        model.query({a: np.ones((1, domain[a] + 1))})
+        model.answer_linear({a: np.ones((1, domain[a] + 1))})
     with pytest.raises(DomainError, match="'nope'"):
-        model.query({"nope": np.ones(2)})
+        model.answer_linear({"nope": np.ones(2)})
 
 
 @pytest.mark.parametrize("seed", [2, 4, 11])
@@ -132,6 +132,15 @@ def test_queries_across_cliques_with_extreme_log_potentials(seed):
     p, _ = joint(domain, potentials)
     for a, b in itertools.combinations(domain.attrs, 2):
         matrices = {a: queries.identity(domain[a]), b: queries.prefix(domain[b])}
-        got = model.query(matrices)
+        got = model.answer_linear(matrices)
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, 3.0 * einsum_answer(domain, p, matrices), atol=1e-9)
+
+
+def test_query_is_a_deprecated_alias_of_answer_linear():
+    domain = Domain(["a", "b"], [2, 3])
+    model = MarkovRandomField(domain, {("a", "b"): np.arange(6.0).reshape(2, 3) / 6}, 10.0)
+    matrices = {"a": queries.prefix(2)}
+    with pytest.warns(DeprecationWarning, match="answer_linear"):
+        old = model.query(matrices)
+    np.testing.assert_array_equal(old, model.answer_linear(matrices))

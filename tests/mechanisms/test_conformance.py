@@ -84,6 +84,26 @@ def test_same_seed_identical_different_seed_differs(data, name, estimator):
 
 
 @pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
+def test_returns_a_model_carrying_its_release_or_the_records_it_declares(data, name,
+                                                                        estimator):
+    """``fit`` returns what ``releases_model`` says, known before the data are read: a
+    model of the one protocol, carrying its ledger, mechanism and seed flag; or records."""
+    from dpgm.models import Model
+
+    mechanism = make(name, estimator)
+    result = mechanism.fit(data, rng=0)
+    if not mechanism.releases_model:
+        assert isinstance(result, Dataset)
+        return
+    assert isinstance(result, Model)
+    release = result.release
+    assert release.mechanism == type(mechanism).__name__ and release.seeded
+    assert release.ledger == mechanism.budget.to_json()
+    assert release.options["epsilon"] == 1.0
+    assert result.schema is None
+
+
+@pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
 def test_spends_exactly_its_budget_and_reports_it(data, name, estimator):
     mechanism = make(name, estimator, epsilon=0.7)
     mechanism.fit(data, rng=0)

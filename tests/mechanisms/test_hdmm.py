@@ -22,7 +22,7 @@ from dpgm.mechanisms.hdmm import (
     p_identity_objective,
     strategy_error,
 )
-from dpgm.mechanisms.tables import TableModel
+from dpgm.models.tables import TableModel
 from dpgm.privacy import PrivacyBudget
 from dpgm.workload import Workload, prefix_matrix
 

@@ -18,7 +18,7 @@ from dpgm.datasets import ADULT_PAIRS
 from dpgm.errors import BudgetExceededError, PrivacyParameterError
 from dpgm.evaluation import tv_distance
 from dpgm.mechanisms import MST, DomainCompression
-from dpgm.mechanisms.compression import CompressedModel
+from dpgm.models.compression import CompressedModel
 from dpgm.privacy import PrivacyBudget, cdp_rho
 
 N = 2000

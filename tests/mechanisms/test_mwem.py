@@ -15,7 +15,7 @@ import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
 from dpgm.errors import BudgetExceededError, ModelTooLargeError
 from dpgm.mechanisms.mwem import MWEM
-from dpgm.mechanisms.tables import TableModel
+from dpgm.models.tables import TableModel
 from dpgm.privacy import PrivacyBudget, cdp_rho
 from dpgm.workload import Workload
 

@@ -5,7 +5,7 @@ import pytest
 
 from dpgm import Domain
 from dpgm.errors import DpgmError
-from dpgm.mechanisms.tables import TableModel
+from dpgm.models.tables import TableModel
 
 DOMAIN = Domain.from_dict({"a": 2, "b": 3, "c": 2, "d": 4})
 RNG = np.random.default_rng(0)

@@ -34,7 +34,7 @@ from dpgm.cgm.naive import Tying, check_tying, clique_oracle, maximise_likelihoo
 from dpgm.cgm.tables import flatten_tables
 from dpgm.domain import Domain
 from dpgm.estimation.algorithms import MarginalOracle
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.validation import integer, one_of, positive
 
 STOPS = ("discrepancy", "converge")

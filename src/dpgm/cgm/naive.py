@@ -25,7 +25,7 @@ from dpgm.estimation.algorithms import MarginalOracle
 from dpgm.estimation.losses import Loss
 from dpgm.estimation.projection import project_simplex
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.validation import integer, positive
 
 #: a tying of parameters: a (sparse or dense) matrix M with θ = M·w

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpgm.cgm.naive import Tying, check_tying, clique_oracle, model_of
 from dpgm.domain import Domain
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.sgd import NoisyGradientSums
 from dpgm.validation import positive
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import fraction, integer, positive
 

@@ -20,7 +20,7 @@ from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.measurement import Measurement
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.validation import integer, one_of, positive
 
 Callback = Callable[[int, float], object]

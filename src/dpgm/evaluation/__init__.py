@@ -14,7 +14,7 @@ import numpy as np
 
 from dpgm.dataset import CountingSource, Dataset
 from dpgm.errors import DataError, DomainError
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 
 
 def tv_distance(p: np.ndarray, q: np.ndarray) -> float:

@@ -5,7 +5,8 @@ learned from the data at all. For experiments only, never for a release.
   learner approaches as ε grows (the paper's "non-private MLE"; a tiny penalty makes it
   exist where a table has zero cells).
 * :func:`dirichlet_baseline` ignores the data: clique marginals drawn from Dirichlet(1)
-  and fitted by naive MLE (the paper's "random estimator"; the note's reading [B3]).
+  and fitted by naive MLE (the paper's "random estimator"; the reading B3 of
+  docs/notes/cgm.md, §2.6).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from dpgm.cgm.naive import Tying, naive_mle
 from dpgm.dataset import Dataset, require_dataset
 from dpgm.domain import Domain
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import positive
 

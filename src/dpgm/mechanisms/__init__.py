@@ -4,13 +4,13 @@ from dpgm.mechanisms.aim import AIM
 from dpgm.mechanisms.base import Mechanism
 from dpgm.mechanisms.bn_parameters import BNParameterLearner, DataDependentBN, DInd
 from dpgm.mechanisms.cgm import CGM
-from dpgm.mechanisms.compression import DomainCompression
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
 from dpgm.mechanisms.mst import MST
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.privbayes import PrivBayes
 from dpgm.mechanisms.psgd import PSGD
+from dpgm.models.compression import DomainCompression
 
 #: the mechanisms by their command-line names
 REGISTRY: dict[str, type[Mechanism]] = {

@@ -63,7 +63,7 @@ from dpgm.inference.junction_tree import (
 )
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.memory import CELL_BYTES, cells
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals

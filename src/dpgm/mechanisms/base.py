@@ -30,10 +30,9 @@ from dpgm.estimation import estimate
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
-from dpgm.mechanisms.compression import CompressedModel
-from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory, check_rows
-from dpgm.model import MarkovRandomField
-from dpgm.models.bayesian_network import BayesianNetwork
+from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
+from dpgm.models.base import Model, ModelBase, Release
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.privacy.quiet import on_records
@@ -66,7 +65,7 @@ class Mechanism:
 
     ``estimator="pgm"`` returns a :class:`MarkovRandomField` estimated by Private-PGM; a
     mechanism's ``"original"`` estimator returns what the mechanism's authors released
-    (synthetic records as a :class:`Dataset`, or a :class:`~dpgm.mechanisms.tables.TableModel`).
+    (synthetic records as a :class:`Dataset`, or a :class:`~dpgm.models.tables.TableModel`).
     Either answers ``marginal(attrs)``; ``self.result`` holds it after ``fit``.
 
     ``delta`` follows one policy (:mod:`dpgm.privacy.policy`): zCDP mechanisms default to
@@ -85,6 +84,8 @@ class Mechanism:
     privacy: ClassVar[str] = "zcdp"
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
     estimators: ClassVar[tuple[str, ...]] = ("pgm",)
+    #: the estimators that release synthetic records (a Dataset) rather than a model
+    releases_records: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -107,6 +108,12 @@ class Mechanism:
         self._reset()
 
     # -- the template ---------------------------------------------------------------------
+    @property
+    def releases_model(self) -> bool:
+        """Whether ``fit`` returns a model (which can be saved, queried and sampled with
+        ``given``) rather than records: a public fact of the estimator."""
+        return self.estimator not in self.releases_records
+
     @property
     def accounting(self) -> str:
         """``"pure"`` (ε-DP), ``"zcdp"`` (ρ-zCDP, reported as (ε, δ)) or ``"approx"``
@@ -133,8 +140,10 @@ class Mechanism:
         *,
         schema: Schema | None = None,
         zeros: Sequence[Forbidden] = (),
-    ) -> MarkovRandomField | Dataset | object:
-        """Spend the budget on ``data`` and return the estimate (see the class docstring).
+    ) -> Model | Dataset:
+        """Spend the budget on ``data`` and return the estimate (see the class docstring):
+        a model (:class:`~dpgm.models.base.Model`, carrying the schema and the release's
+        ledger), or a :class:`Dataset` where the estimator released records.
 
         ``data`` is a :class:`Dataset`, or a raw DataFrame with its public ``schema``
         (which encodes it, and whose constraints become structural zeros; then
@@ -164,7 +173,24 @@ class Mechanism:
         self.result = result
         if isinstance(result, MarkovRandomField):
             self.model = result
+        if isinstance(result, ModelBase):  # the release carries what it was made from
+            result.schema = schema
+            result.release = Release(self.budget.to_json(), type(self).__name__,
+                                     self.options(), seeded=randomness.noise is not None)
         return result
+
+    def options(self) -> dict[str, object]:
+        """The options this mechanism was made with (its constructor's parameters that
+        it keeps, as plain values; ``progress`` left out): what a model file records."""
+        import inspect
+
+        kept = {}
+        for name in inspect.signature(type(self).__init__).parameters:
+            value = getattr(self, name, None)
+            if name in ("self", "progress") or not _plain(value):
+                continue
+            kept[name] = list(value) if isinstance(value, tuple) else value
+        return kept
 
     def synthetic_data(
         self,
@@ -182,43 +208,22 @@ class Mechanism:
         if self.result is None:
             raise DpgmError("call fit first: there is no model to sample from")
         rows = None if rows is None else integer("rows", rows, least=0)
-        generator = as_generator(rng)
         result = self.result
-        if given and self.schema is not None:
-            given = {a: self._given_labels(a, v) for a, v in given.items()}
-        if isinstance(result, Dataset):  # the mechanism released records itself
-            if given:
-                raise ParameterError(
-                    "given needs a model; this estimator released records: use estimator='pgm'"
-                )
-            if rows is None or rows == len(result):
-                records = result
-            elif len(result) == 0:
-                raise DpgmError("the mechanism released no records to draw rows from")
-            else:  # resampling released records is post-processing
-                picks = generator.integers(len(result), size=rows)
-                records = Dataset(result.records[picks], result.domain)
-        else:
-            if given and not isinstance(
-                result, (MarkovRandomField, CompressedModel, BayesianNetwork)
-            ):
-                raise ParameterError(
-                    "given needs a graphical model; this estimator released tables: "
-                    "use estimator='pgm'"
-                )
-            total = rows if rows is not None else max(int(round(result.total)), 0)
-            check_rows(total, len(result.domain), self.max_memory, copies=2)
-            extra = {"given": given} if given else {}
-            records = result.synthetic_data(total, rng=generator, **extra)
-        if self.schema is None:
-            return records
-        return self.schema.decode(records, generator)
-
-    def _given_labels(self, attr: str, value: object) -> list[object]:
-        """Raw values of ``attr`` as the labels of their codes (bins, for numbers)."""
-        values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
-        domain = self.schema.domain
-        return [domain.label(attr, self.schema.code(attr, v)) for v in values]
+        if isinstance(result, ModelBase):
+            return result.synthetic_data(rows, rng, given=given)
+        # the mechanism released records itself
+        if given:
+            raise ParameterError(
+                "given needs a model; this estimator released records: use estimator='pgm'")
+        generator = as_generator(rng)
+        if rows is None or rows == len(result):
+            records = result
+        elif len(result) == 0:
+            raise DpgmError("the mechanism released no records to draw rows from")
+        else:  # resampling released records is post-processing
+            picks = generator.integers(len(result), size=rows)
+            records = Dataset(result.records[picks], result.domain)
+        return records if self.schema is None else self.schema.decode(records, generator)
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """The private algorithm: spend ``self.budget`` on ``data``; return the result."""
@@ -229,7 +234,7 @@ class Mechanism:
         self.budget: PrivacyBudget | None = None
         self.measurements: list[Measurement] = []
         self.model: MarkovRandomField | None = None
-        self.result: MarkovRandomField | Dataset | object | None = None
+        self.result: Model | Dataset | None = None
         self.schema: Schema | None = None
         self.zeros: list[Forbidden] = []
 
@@ -353,3 +358,9 @@ class CliqueModelMechanism(Mechanism):
             alternative="use a workload with fewer or smaller cliques",
         )
 
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` is a JSON scalar or a list or tuple of them."""
+    scalar = (bool, int, float, str)
+    return value is None or isinstance(value, scalar) or (
+        isinstance(value, (list, tuple)) and all(isinstance(v, scalar) for v in value))

@@ -41,8 +41,8 @@ from dpgm.errors import DomainError, ParameterError, PrivacyParameterError, opti
 from dpgm.estimation.consistency import mutual_consistency
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
-from dpgm.model import MarkovRandomField
 from dpgm.models.bayesian_network import BayesianNetwork
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.amplification import poisson_subsample, subsample_epsilon
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_marginals

@@ -24,7 +24,7 @@ from dpgm.cgm import cgm_em, naive_mle, projected_targets
 from dpgm.dataset import Dataset
 from dpgm.mechanisms.base import CliqueModelMechanism, Progress
 from dpgm.mechanisms.psgd import PSGD
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
 from dpgm.validation import integer, one_of, optional, positive

@@ -77,7 +77,7 @@ from dpgm.estimation.losses import CustomLoss
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES, check_cells
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_record_count
@@ -403,6 +403,7 @@ class DualQuery(Mechanism):
 
     privacy = "zcdp"
     estimators = ("pgm", "original")
+    releases_records = ("original",)
 
     def __init__(
         self,

@@ -26,10 +26,10 @@ Sec. 5.1) that gives every clique the same weight.
 **Estimators** (post-processing):
 
 * ``"pgm"``: Private-PGM (Algorithm 2, L2 loss) on the measurements, the record count
-  estimated from them (App. E.1); returns a :class:`~dpgm.model.MarkovRandomField`.
+  estimated from them (App. E.1); returns a :class:`~dpgm.models.MarkovRandomField`.
 * ``"original"``: HDMM's ordinary least squares (:mod:`dpgm.estimation.least_squares`),
   unconstrained, so tables may be negative. ``least_squares="global"``: one table over the
-  whole domain (LSMR), returned as a :class:`~dpgm.mechanisms.tables.TableModel` with one
+  whole domain (LSMR), returned as a :class:`~dpgm.models.tables.TableModel` with one
   table; ``"local"`` (Private-PGM's HDMM+LLS): each clique's own least-squares table, a
   ``TableModel`` whose marginals come from one clique's table at a time and whose total is
   the mean of the tables' sums; ``"auto"``: global when the domain has at most
@@ -55,8 +55,8 @@ from dpgm.estimation.least_squares import (
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import KroneckerQuery, Measurement
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
-from dpgm.mechanisms.tables import TableModel
 from dpgm.memory import MEASURED_CELL_BYTES, check_cells, check_memory, table_bytes
+from dpgm.models.tables import TableModel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
 from dpgm.random import Randomness

@@ -23,8 +23,8 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS, estimate
 from dpgm.mechanisms.base import Mechanism, Progress
-from dpgm.mechanisms.compression import CompressedModel, DomainCompression
 from dpgm.memory import MEASURED_CELL_BYTES, cells
+from dpgm.models.compression import CompressedModel, DomainCompression
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
@@ -41,7 +41,7 @@ class MST(Mechanism):
     keeps the tree within the estimator's model size, a rule on public facts and the
     noisy one-way answers. The model is a :class:`MarkovRandomField` on the original
     domain, or, where expanding the merged values back would not fit (attributes of very
-    many values), a :class:`~dpgm.mechanisms.compression.CompressedModel` that answers
+    many values), a :class:`~dpgm.models.compression.CompressedModel` that answers
     the same questions.
     """
 

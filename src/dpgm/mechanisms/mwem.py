@@ -35,7 +35,7 @@ Estimators (both start each run from the uniform table with the noisy count):
   the size is computed before allocating and :class:`~dpgm.errors.ModelTooLargeError` is
   raised beyond ``max_memory``. After every round ``mw_passes`` passes over all
   measurements so far are made (Hardt et al. reuse past measurements). Returns a
-  :class:`~dpgm.mechanisms.tables.TableModel` of the independent groups.
+  :class:`~dpgm.models.tables.TableModel` of the independent groups.
 * ``"pgm"``: Private-PGM (Algorithm 2, L2 loss) on all measurements so far, warm-started
   from the previous round's model; to keep the model tractable a round considers only
   workload cliques whose addition keeps the junction tree within ``max_cells`` cells
@@ -57,9 +57,9 @@ from dpgm.estimation.multiplicative_weights import multiplicative_weights
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
-from dpgm.mechanisms.tables import TableModel
 from dpgm.memory import check_memory, table_bytes
-from dpgm.model import MarkovRandomField
+from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.models.tables import TableModel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_linear, measure_record_count

@@ -144,6 +144,7 @@ class PrivBayes(Mechanism):
 
     privacy = "pure"
     estimators = ("pgm", "original")
+    releases_records = ("original",)
 
     def __init__(
         self,

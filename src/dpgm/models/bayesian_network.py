@@ -7,7 +7,7 @@ are neither in X ∪ E nor ancestors of them are barren (their CPDs sum to one),
 is entered by slicing the CPDs, and what the evidence has cut off from X only scales the
 result; variable elimination (:mod:`dpgm.inference.elimination`) then runs on the few
 factors left. MPE queries and conditional sampling use the network's
-:class:`~dpgm.model.MarkovRandomField` on its moral cliques (built once, then cached) and
+:class:`~dpgm.models.MarkovRandomField` on its moral cliques (built once, then cached) and
 its junction tree.
 """
 
@@ -24,8 +24,9 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
 from dpgm.inference.elimination import product_marginal
-from dpgm.model import MarkovRandomField
-from dpgm.random import RngLike, as_generator
+from dpgm.models.base import ModelBase
+from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.random import as_generator
 from dpgm.validation import integer
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ _ROW_TOLERANCE = 1e-6  # how far from 1 a CPD row's sum may be for check()
 
 
 @dataclass
-class BayesianNetwork:
+class BayesianNetwork(ModelBase):
     """A discrete Bayesian network ``p(x) = prod_v p(x_v | x_parents(v))``.
 
     ``cpds[v]`` has shape ``(*parent sizes, size of v)`` with parents in ``parents[v]``
@@ -236,17 +237,20 @@ class BayesianNetwork:
             self._model = self.to_markov_random_field(self.total)
         return self._model
 
-    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
-        """The marginal table on ``attrs`` (in the order given), scaled to :attr:`total`."""
-        return self.model.marginal(attrs)
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
+                 ) -> np.ndarray:
+        """The marginal table on ``attrs`` (in the order given), scaled to :attr:`total`,
+        conditioned on ``given`` (states)."""
+        return self.model.marginal(attrs, given=self._given(given))
 
-    def synthetic_data(
-        self, n: int | None = None, rng: RngLike = None, given: Mapping | None = None
-    ) -> Dataset:
-        """Synthetic records (codes) that follow the network closely: its Markov random
-        field's :meth:`~dpgm.model.MarkovRandomField.synthetic_data` (``n`` defaults to
-        :attr:`total` rounded; ``given`` conditions exactly)."""
-        return self.model.synthetic_data(n, rng, given=given)
+    def _structure(self) -> dict:
+        return {"parents": {v: list(self.parents[v]) for v in self.variables}}
+
+    def _records(self, n: int, rng: np.random.Generator,
+                 given: Mapping[str, object] | None) -> Dataset:
+        """Records (codes) that follow the network closely: rounded sampling of its Markov
+        random field, conditioned exactly on ``given``."""
+        return self.model.sample(n, rng, method="rounded", given=given)
 
     def query(
         self,

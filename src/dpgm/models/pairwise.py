@@ -10,7 +10,7 @@ Wu 2020, Defs. 2.1–2.4), in the parametrisations their learners estimate.
   degree at most t.
 
 Each has its width λ and minimum edge weight η, converts to a
-:class:`~dpgm.model.MarkovRandomField` (binary attributes: value v is the spin 2v − 1),
+:class:`~dpgm.models.MarkovRandomField` (binary attributes: value v is the spin 2v − 1),
 whose junction tree samples exactly and answers queries, and samples by Gibbs
 (:class:`~dpgm.inference.gibbs.GibbsSampler`) where that tree would be too large.
 Records come back as a :class:`~dpgm.dataset.Dataset` of values; :func:`spins` turns
@@ -28,7 +28,8 @@ from dpgm.domain import Domain
 from dpgm.errors import ModelTooLargeError, ParameterError
 from dpgm.inference.gibbs import GibbsSampler
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.model import MarkovRandomField
+from dpgm.models.base import ModelBase
+from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, one_of
 
@@ -52,7 +53,43 @@ def spins(data: Dataset) -> np.ndarray:
     return 2 * data.records.astype(np.int64) - 1
 
 
-class PairwiseModel:
+class ParameterModel(ModelBase):
+    """The model protocol for a model given by its parameters: a distribution (``total``
+    1 unless a learner set it), answered by its Markov random field (built once)."""
+
+    total: float = 1.0
+    _field: MarkovRandomField | None = None
+
+    def to_markov_random_field(self, total: float = 1.0) -> MarkovRandomField:
+        raise NotImplementedError
+
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
+                 ) -> np.ndarray:
+        """The marginal on ``attrs`` scaled to ``total``, given ``given``, by exact
+        inference on the model's junction tree."""
+        if self._field is None or self._field.total != self.total:
+            self._field = self.to_markov_random_field(self.total)
+        return self._field.marginal(attrs, given=self._given(given))
+
+    def _structure(self) -> dict:
+        return {"edges": [[self.names[i], self.names[j]] for i, j in self.edges]}
+
+    def _most_probable(self, given: Mapping[str, object] | None) -> dict[str, int]:
+        return self.to_markov_random_field(self.total).map(given)
+
+    def _records(self, n: int, rng: np.random.Generator,
+                 given: Mapping[str, object] | None) -> Dataset:
+        """Independent draws (``sample``); given evidence, exact draws from the junction
+        tree with the evidence entered."""
+        if given:
+            return self.to_markov_random_field(self.total).sample(n, rng, given=given)
+        return self.sample(n, rng)
+
+    def sample(self, n: int, rng: RngLike = None) -> Dataset:
+        raise NotImplementedError
+
+
+class PairwiseModel(ParameterModel):
     """A pairwise model over ``values`` values per attribute (Def. 2.2).
 
     ``couplings`` is (p, p, k, k), ``couplings[i, j][a, b]`` = W_ij(a, b), with
@@ -188,7 +225,7 @@ class IsingModel(PairwiseModel):
         return float(present.min()) if present.size else float("inf")
 
 
-class TwiseModel:
+class TwiseModel(ParameterModel):
     """A binary t-wise model (Defs. 2.3–2.4): P(z) ∝ exp(h(z)) on spins, h(z) = Σ_I h̄(I)
     z^I, ``coefficients`` {tuple of attribute indices: h̄(I)} over ``attributes`` spins."""
 
@@ -223,6 +260,9 @@ class TwiseModel:
         for monomial, value in self.coefficients.items():
             load[list(monomial)] += abs(value)
         return float(load.max())
+
+    def _structure(self) -> dict:
+        return {"monomials": [[self.names[i] for i in m] for m in self.coefficients]}
 
     def maximal_monomials(self) -> list[tuple[int, ...]]:
         """The monomials contained in no other monomial of h."""

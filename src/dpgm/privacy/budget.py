@@ -201,6 +201,21 @@ class PrivacyBudget:
             )
         return cdp_epsilon(self._spent, delta), delta
 
+    def to_json(self) -> dict:
+        """The ledger as JSON: the accounting, what was spent as (ε, δ) (and ρ in zCDP
+        mode) and every entry, oldest first (what ``--ledger`` files and model files hold)."""
+        epsilon, delta = (self.spent_epsilon_delta() if self._mode != "zcdp" or
+                          self._delta is not None else (None, None))
+        spent: dict = {"epsilon": epsilon, "delta": delta}
+        if self._mode == "zcdp":
+            spent["rho"] = self.spent_rho
+        entries = [
+            {"label": e.label, "epsilon": e.epsilon, "rho": e.rho, "delta": e.delta,
+             **({"accounting": e.accounting} if e.accounting else {})}
+            for e in self._ledger
+        ]
+        return {"accounting": self._mode, "spent": spent, "entries": entries}
+
     @property
     def ledger(self) -> list[LedgerEntry]:
         """The recorded spends, oldest first (a copy)."""

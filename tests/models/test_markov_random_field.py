@@ -305,5 +305,13 @@ def test_marginal_given_evidence_is_the_brute_force_conditional(seed):
         expected = conditioned.sum(axis=drop)
         order = [a for a in domain.attrs if a in asked]
         expected = np.transpose(expected, [order.index(a) for a in asked])
-        got = model.marginal(asked, evidence=evidence) / model.total
+        got = model.marginal(asked, given=evidence) / model.total
         np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_evidence_is_a_deprecated_name_of_given():
+    domain, _, model, _, _ = random_model(0)
+    first, second = domain.attrs[:2]
+    with pytest.warns(DeprecationWarning, match="given="):
+        old = model.marginal([second], evidence={first: 1})
+    np.testing.assert_array_equal(old, model.marginal([second], given={first: 1}))

@@ -1,0 +1,249 @@
+"""Merge rare attribute values into one, as decided from noisy one-way marginals (MST).
+
+Values whose noisy count falls below a threshold carry little signal but cost model
+size; merging them is post-processing of the released one-way measurements. A model
+fitted on the compressed domain is read on the original domain by spreading each merged
+value's probability uniformly over the values it stands for: :meth:`DomainCompression.expand`
+builds that model's tables on the original domain, and :class:`CompressedModel` answers
+the same questions without ever building them (for attributes of very many values,
+where the expanded tables would not fit in memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgm.dataset import CountingSource, Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DpgmError
+from dpgm.measurement import Measurement
+from dpgm.memory import cells
+from dpgm.models.base import ModelBase
+from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.random import RngLike, as_generator
+
+
+class CompressedCounts(CountingSource):
+    """A counting source seen through a :class:`DomainCompression`: each marginal is the
+    source's on the original domain, merged (the source counts; nothing is loaded)."""
+
+    def __init__(self, source: CountingSource, compression: DomainCompression):
+        self.source, self.compression = source, compression
+        self.domain = compression.compressed
+
+    @property
+    def weighted(self) -> bool:
+        return self.source.weighted
+
+    @property
+    def weights(self) -> None:
+        return None
+
+    @property
+    def total(self) -> float:
+        return self.source.total
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        return self.marginals([attrs])[0]
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        cliques = [self.domain.check(c) for c in cliques]
+        return [self.compression.merge(c, counts)
+                for c, counts in zip(cliques, self.source.marginals(cliques), strict=True)]
+
+
+@dataclass
+class DomainCompression:
+    """Maps every attribute's values to codes of a smaller domain."""
+
+    original: Domain
+    compressed: Domain
+    #: per attribute, the compressed code of each original value
+    mappings: dict[str, np.ndarray]
+
+    @classmethod
+    def from_one_way(
+        cls,
+        domain: Domain,
+        one_way: Sequence[Measurement],
+        sigmas: float = 3.0,
+        keep: Iterable[str] = (),
+    ) -> tuple[DomainCompression, list[Measurement]]:
+        """Merge, per attribute, the values whose noisy count is below ``sigmas`` noise stds.
+
+        Attributes in ``keep`` (those of structural zeros, a public fact) are left whole.
+        Returns the compression and the one-way measurements restated on the compressed
+        domain (a merged value's answer is the sum of its parts, with the summed variance).
+        """
+        mappings: dict[str, np.ndarray] = {}
+        sizes: dict[str, int] = {}
+        restated = []
+        for m in one_way:
+            (attr,) = m.clique
+            std = np.broadcast_to(np.asarray(m.std, dtype=np.float64), m.values.shape)
+            kept = m.values >= sigmas * std
+            if kept.all() or attr in keep:
+                mappings[attr] = np.arange(domain[attr])
+                sizes[attr] = domain[attr]
+                restated.append(m)
+                continue
+            codes = np.full(domain[attr], int(kept.sum()))  # rare values share the last code
+            codes[kept] = np.arange(int(kept.sum()))
+            mappings[attr] = codes
+            sizes[attr] = int(kept.sum()) + 1
+            values = np.append(m.values[kept], m.values[~kept].sum())
+            stds = np.append(std[kept], np.sqrt(np.sum(std[~kept] ** 2)))
+            restated.append(Measurement((attr,), values, stds))
+        for attr in domain.attrs:
+            if attr not in mappings:
+                mappings[attr] = np.arange(domain[attr])
+                sizes[attr] = domain[attr]
+        compressed = Domain(domain.attrs, [sizes[a] for a in domain.attrs])
+        return cls(domain, compressed, mappings), restated
+
+    def apply(self, data: CountingSource) -> CountingSource:
+        """The data recoded onto the compressed domain: records in memory, or the counts
+        of a counting engine merged cell by cell."""
+        if not isinstance(data, Dataset):
+            return CompressedCounts(data, self)
+        records = np.column_stack(
+            [self.mappings[a][data.records[:, k]] for k, a in enumerate(self.original.attrs)]
+        )
+        return Dataset(records, self.compressed, data.weights)
+
+    def merge(self, attrs: Sequence[str], counts: np.ndarray) -> np.ndarray:
+        """A marginal on the original domain summed onto the compressed one."""
+        shape = self.compressed.project(attrs).shape
+        if not attrs:
+            return np.asarray(counts, dtype=np.float64)
+        merged = np.zeros(shape)
+        np.add.at(merged, np.ix_(*[self.mappings[a] for a in attrs]), counts)
+        return merged
+
+    def expanded_cells(self, model: MarkovRandomField) -> int:
+        """Cells of the tables :meth:`expand` would build (public, given the compression)."""
+        return sum(cells(self.original.project(c).shape) for c in model.potentials) + sum(
+            self.original[a] for a in self.original.attrs
+        )
+
+    def shares(self, attr: str) -> np.ndarray:
+        """For each original value of ``attr``, 1 / (values sharing its code)."""
+        counts = np.bincount(self.mappings[attr], minlength=self.compressed[attr])
+        return 1.0 / counts[self.mappings[attr]]
+
+    def decode(self, attr: str, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Original values for compressed ``codes``: uniform among those sharing a code."""
+        mapping = self.mappings[attr]
+        order = np.argsort(mapping, kind="stable")  # original values grouped by code
+        counts = np.bincount(mapping, minlength=self.compressed[attr])
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        picks = starts[codes] + np.floor(rng.random(codes.shape) * counts[codes]).astype(np.int64)
+        return order[np.minimum(picks, starts[codes] + counts[codes] - 1)]
+
+    def expand(self, model: MarkovRandomField) -> MarkovRandomField:
+        """The model on the original domain, uniform within every merged value."""
+        potentials = {}
+        spread: set[str] = set()
+        for clique, factor in model.potentials.items():
+            table = factor.values[np.ix_(*[self.mappings[a] for a in clique])]
+            for k, attr in enumerate(clique):
+                if attr in spread:
+                    continue
+                spread.add(attr)
+                shape = [1] * len(clique)
+                shape[k] = self.original[attr]
+                table = table + np.log(self.shares(attr)).reshape(shape)
+            potentials[clique] = table
+        for attr in self.original.attrs:
+            if attr not in spread:  # in no potential: uniform over codes, then within them
+                potentials[(attr,)] = np.log(self.shares(attr))
+        return MarkovRandomField(self.original, potentials, model.total)
+
+
+class CompressedModel(ModelBase):
+    """A model fitted on a compressed domain, answering on the original one.
+
+    Each merged value's probability is spread uniformly over the values it stands for,
+    as :meth:`DomainCompression.expand` does, but only the tables a question needs are
+    built: the model itself stays on the compressed domain.
+    """
+
+    def __init__(self, compression: DomainCompression, model: MarkovRandomField):
+        self.compression = compression
+        self.compressed = model
+        self.domain = compression.original
+        self.total = model.total
+
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
+                 ) -> np.ndarray:
+        """Estimated counts of the marginal on ``attrs`` of the original domain, given
+        ``given`` on attributes none of whose values were merged."""
+        attrs = self.domain.check(attrs)
+        table = self.compressed.marginal(attrs, given=self._evidence(given))
+        for axis, attr in enumerate(attrs):
+            shape = [1] * len(attrs)
+            shape[axis] = self.domain[attr]
+            table = np.take(table, self.compression.mappings[attr], axis=axis)
+            table = table * self.compression.shares(attr).reshape(shape)
+        return table
+
+    def sample(
+        self,
+        n: int | None = None,
+        rng: RngLike = None,
+        method: str = "exact",
+        given: Mapping[str, object] | None = None,
+    ) -> Dataset:
+        """Records drawn from the compressed model, each code replaced by a value it stands for.
+
+        ``given`` conditions exactly on attributes none of whose values were merged.
+        """
+        gen = as_generator(rng)
+        evidence = self._evidence(given)
+        # the compressed domain has no labels: its codes are the original codes here
+        small = self.compressed.sample(n, gen, method, given=evidence)
+        records = np.column_stack(
+            [
+                self.compression.decode(a, small.records[:, k], gen)
+                for k, a in enumerate(self.domain.attrs)
+            ]
+        )
+        return Dataset(records, self.domain)
+
+    def _evidence(self, given: Mapping[str, object] | None) -> dict[str, list[int]] | None:
+        """``given`` as codes of the original domain, which are the compressed model's codes
+        on attributes none of whose values were merged (the others are refused)."""
+        if not given:
+            return None
+        evidence = self.domain.evidence(self._given(given))  # labels of the original domain
+        merged = [a for a in evidence if self.compressed.domain[a] != self.domain[a]]
+        if merged:
+            raise DpgmError(
+                f"cannot condition on {merged}: their rare values were merged in this "
+                "compressed model"
+            )
+        return evidence
+
+    def _structure(self) -> dict:
+        merged = {a: [self.domain[a], self.compressed.domain[a]] for a in self.domain.attrs
+                  if self.domain[a] != self.compressed.domain[a]}
+        return {"cliques": [list(c) for c in self.compressed.cliques],
+                "merged values (original, compressed)": merged}
+
+    def _most_probable(self, given: Mapping[str, object] | None) -> dict[str, int]:
+        """On the expanded model (each merged value's share spread over its values)."""
+        return self.compression.expand(self.compressed).map(given)
+
+    def _records(self, n: int, rng: np.random.Generator,
+                 given: Mapping[str, object] | None) -> Dataset:
+        """Rounded sampling on the compressed model, then decoded."""
+        return self.sample(n, rng, method="rounded", given=given)
+
+    def __repr__(self) -> str:
+        return f"CompressedModel({self.compression.compressed!r} -> {self.domain!r})"

@@ -1,0 +1,528 @@
+"""Model files: a fitted model saved once and answered for as long as its owner keeps it.
+
+A model file (``.dpgm`` by convention) is a zip archive of
+
+* ``model.json``: ``{"format": "dpgm-model", "version": 1, "dpgm": version, "kind": ...,
+  "domain": {attribute: size or labels}, "schema": ..., "release": {"ledger": ...,
+  "mechanism": ..., "options": ..., "seeded": ...}, "model": {...}, "arrays": {name:
+  {"shape": [...], "dtype": "<f8"}}}``, where ``model`` holds what the kind needs besides
+  arrays (cliques, the junction tree, parents, the total);
+* ``arrays/NAME.npy``: each array in NumPy's ``.npy`` format, numbers only.
+
+Loading never runs code from the file: no pickle, no object arrays, and every array is
+read as raw numbers after its header was checked. The shapes each kind needs follow from
+the domain and the metadata, so they are checked, and the memory they take is bounded,
+before any array is read; the archive must hold exactly the members the metadata names.
+A file that is truncated or corrupt, of a newer format, with a shape that disagrees with
+the domain, or with any other member is refused in one line naming the file and the
+problem.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+from collections.abc import Callable, Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpgm._version import __version__
+from dpgm.domain import Domain
+from dpgm.errors import DataError, DpgmError, ModelTooLargeError
+from dpgm.files import atomic_write
+from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.loopy import LoopyPlan
+from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
+from dpgm.models.base import ModelBase, Release
+from dpgm.models.bayesian_network import BayesianNetwork
+from dpgm.models.compression import CompressedModel, DomainCompression
+from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.models.pairwise import IsingModel, PairwiseModel, TwiseModel
+from dpgm.models.tables import TableModel
+
+FORMAT = "dpgm-model"
+#: the format this dpgm writes; it reads this one and every earlier one
+FORMAT_VERSION = 1
+METADATA = "model.json"
+#: the most bytes of metadata read (the cliques of a very large model fit far below it)
+MAX_METADATA = 64 * 2**20
+#: the number types an array may hold
+DTYPES = {"<f8": np.float64, "<i8": np.int64}
+
+Arrays = dict[str, np.ndarray]
+Shapes = dict[str, tuple[tuple[int, ...], str]]
+
+
+class ModelFileError(DataError):
+    """A model file that cannot be read: the message names the file and what is wrong."""
+
+
+# -- the kinds -------------------------------------------------------------------------------
+def _cliques(meta: Mapping, key: str, domain: Domain) -> list[tuple[str, ...]]:
+    value = meta.get(key)
+    if not isinstance(value, list) or not all(isinstance(c, list) for c in value):
+        raise ModelFileError(f"'model.{key}' must be a list of lists of attributes")
+    return [domain.check(c) for c in value]
+
+
+def _shape(domain: Domain, clique: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(domain[a] for a in clique)
+
+
+def _total(meta: Mapping) -> float:
+    total = meta.get("total")
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or not math.isfinite(total):
+        raise ModelFileError("'model.total' must be a finite number")
+    return float(total)
+
+
+class _Field:
+    """MarkovRandomField: its potentials, and the junction tree (or loopy plan) that
+    answers it, so that a loaded model answers bit for bit as the saved one."""
+
+    kind = MarkovRandomField
+
+    @staticmethod
+    def save(model: MarkovRandomField) -> tuple[dict, Arrays]:
+        meta: dict[str, Any] = {"total": model.total,
+                                "cliques": [list(c) for c in model.potentials]}
+        if model.loopy is not None:
+            plan = model.loopy
+            meta["loopy"] = {"cliques": [list(c) for c in plan.cliques],
+                             "damping": plan.damping, "tol": plan.tol,
+                             "max_iters": plan.max_iters, "counting": plan.counting}
+        else:
+            tree = model.tree
+            meta["tree"] = {"cliques": [list(c) for c in tree.cliques],
+                            "parent": list(tree.parent), "order": list(tree.order),
+                            "heuristic": tree.heuristic}
+        arrays = {f"potential.{i}": f.values for i, f in enumerate(model.potentials.values())}
+        if model.loopy is not None:  # its answers: the beliefs of its calibration
+            arrays.update({f"belief.{i}": b for i, b in enumerate(model.loopy_beliefs())})
+        return meta, arrays
+
+    @staticmethod
+    def shapes(domain: Domain, meta: Mapping) -> Shapes:
+        shapes = {f"potential.{i}": (_shape(domain, c), "<f8")
+                  for i, c in enumerate(_cliques(meta, "cliques", domain))}
+        if isinstance(meta.get("loopy"), Mapping):
+            shapes.update({f"belief.{i}": (_shape(domain, c), "<f8")
+                           for i, c in enumerate(_cliques(meta["loopy"], "cliques", domain))})
+        return shapes
+
+    @staticmethod
+    def load(domain: Domain, meta: Mapping, arrays: Arrays) -> MarkovRandomField:
+        cliques = _cliques(meta, "cliques", domain)
+        potentials = {c: arrays[f"potential.{i}"] for i, c in enumerate(cliques)}
+        tree = loopy = None
+        if isinstance(meta.get("loopy"), Mapping):
+            spec = meta["loopy"]
+            loopy = LoopyPlan(domain, _cliques(spec, "cliques", domain),
+                              damping=spec.get("damping", 0.5), tol=spec.get("tol", 1e-8),
+                              max_iters=spec.get("max_iters", 1000),
+                              counting=spec.get("counting", "bethe"))
+        elif isinstance(meta.get("tree"), Mapping):
+            tree = _tree(domain, meta["tree"], cliques)
+        model = MarkovRandomField(domain, potentials, _total(meta), tree=tree, loopy=loopy)
+        if loopy is not None:
+            if loopy.cliques != _cliques(meta["loopy"], "cliques", domain):
+                raise ModelFileError("'model.loopy.cliques' are not maximal cliques in order")
+            model._beliefs = [arrays[f"belief.{i}"] for i in range(len(loopy.cliques))]
+        return model
+
+
+def _tree(domain: Domain, spec: Mapping, cliques: list[tuple[str, ...]]) -> JunctionTree:
+    """The saved junction tree, checked: a rooted tree whose cliques cover the potentials'."""
+    nodes = _cliques(spec, "cliques", domain)
+    parent, order = spec.get("parent"), spec.get("order")
+    count = len(nodes)
+    if (not isinstance(parent, list) or not isinstance(order, list) or len(parent) != count
+            or sorted(order) != list(range(count))
+            or any(not isinstance(p, int) or not -1 <= p < count for p in parent)
+            or [i for i, p in enumerate(parent) if p == -1] != [order[0]]
+            or any(parent[i] not in order[:k] for k, i in enumerate(order) if k)):
+        raise ModelFileError("'model.tree' is not a rooted tree over its cliques")
+    if any(not any(set(c) <= set(n) for n in nodes) for c in cliques) or \
+            {a for n in nodes for a in n} != set(domain.attrs):
+        raise ModelFileError("'model.tree' does not cover the model's cliques and attributes")
+    return JunctionTree(domain, nodes, list(parent), list(order), str(spec.get("heuristic", "")))
+
+
+class _Tables:
+    kind = TableModel
+
+    @staticmethod
+    def save(model: TableModel) -> tuple[dict, Arrays]:
+        return ({"total": model.total, "independent": model.independent,
+                 "cliques": [list(c) for c in model.tables]},
+                {f"table.{i}": t for i, t in enumerate(model.tables.values())})
+
+    @staticmethod
+    def shapes(domain: Domain, meta: Mapping) -> Shapes:
+        return {f"table.{i}": (_shape(domain, c), "<f8")
+                for i, c in enumerate(_cliques(meta, "cliques", domain))}
+
+    @staticmethod
+    def load(domain: Domain, meta: Mapping, arrays: Arrays) -> TableModel:
+        cliques = _cliques(meta, "cliques", domain)
+        return TableModel(domain, {c: arrays[f"table.{i}"] for i, c in enumerate(cliques)},
+                          _total(meta), independent=bool(meta.get("independent", False)))
+
+
+class _Compressed:
+    """CompressedModel: the compression's mapping per attribute, and the model on the
+    compressed domain (saved as a MarkovRandomField, its arrays prefixed ``inner.``)."""
+
+    kind = CompressedModel
+
+    @staticmethod
+    def save(model: CompressedModel) -> tuple[dict, Arrays]:
+        inner, inner_arrays = _Field.save(model.compressed)
+        arrays = {f"inner.{k}": v for k, v in inner_arrays.items()}
+        for i, attr in enumerate(model.domain.attrs):
+            arrays[f"mapping.{i}"] = np.asarray(model.compression.mappings[attr], np.int64)
+        return {"compressed": list(model.compression.compressed.shape), "inner": inner}, arrays
+
+    @staticmethod
+    def _small(domain: Domain, meta: Mapping) -> Domain:
+        sizes = meta.get("compressed")
+        if (not isinstance(sizes, list) or len(sizes) != len(domain)
+                or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= n
+                       for s, n in zip(sizes, domain.shape))):
+            raise ModelFileError("'model.compressed' must give each attribute a size from 1 "
+                                 "to its own")
+        return Domain(domain.attrs, sizes)
+
+    @classmethod
+    def shapes(cls, domain: Domain, meta: Mapping) -> Shapes:
+        small = cls._small(domain, meta)
+        shapes = {f"inner.{k}": v for k, v in _Field.shapes(small, _inner(meta)).items()}
+        shapes.update({f"mapping.{i}": ((domain[a],), "<i8") for i, a in enumerate(domain)})
+        return shapes
+
+    @classmethod
+    def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> CompressedModel:
+        small = cls._small(domain, meta)
+        mappings = {}
+        for i, attr in enumerate(domain.attrs):
+            mapping = arrays[f"mapping.{i}"]
+            if mapping.size and (mapping.min() < 0 or mapping.max() >= small[attr]
+                                 or len(np.unique(mapping)) != small[attr]):
+                raise ModelFileError(f"the mapping of {attr!r} does not map onto its "
+                                     f"{small[attr]} compressed values")
+            mappings[attr] = mapping
+        inner = {k[len("inner."):]: v for k, v in arrays.items() if k.startswith("inner.")}
+        model = _Field.load(small, _inner(meta), inner)
+        return CompressedModel(DomainCompression(domain, small, mappings), model)
+
+
+def _inner(meta: Mapping) -> Mapping:
+    if not isinstance(meta.get("inner"), Mapping):
+        raise ModelFileError("'model.inner' must describe the compressed model")
+    return meta["inner"]
+
+
+class _Network:
+    """BayesianNetwork: parents per variable and a CPD each; the states are the
+    domain's labels."""
+
+    kind = BayesianNetwork
+
+    @staticmethod
+    def save(model: BayesianNetwork) -> tuple[dict, Arrays]:
+        return ({"name": model.name, "total": model.total,
+                 "parents": {v: list(model.parents[v]) for v in model.variables}},
+                {f"cpd.{i}": model.cpds[v] for i, v in enumerate(model.variables)})
+
+    @staticmethod
+    def _parents(domain: Domain, meta: Mapping) -> dict[str, tuple[str, ...]]:
+        parents = meta.get("parents")
+        if not isinstance(parents, Mapping) or list(parents) != list(domain.attrs):
+            raise ModelFileError("'model.parents' must name every variable, in the domain's "
+                                 "order")
+        return {v: domain.check(ps) for v, ps in parents.items()}
+
+    @classmethod
+    def shapes(cls, domain: Domain, meta: Mapping) -> Shapes:
+        return {f"cpd.{i}": (_shape(domain, (*ps, v)), "<f8")
+                for i, (v, ps) in enumerate(cls._parents(domain, meta).items())}
+
+    @classmethod
+    def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> BayesianNetwork:
+        parents = cls._parents(domain, meta)
+        if any(a not in domain.labels for a in domain.attrs):
+            raise ModelFileError("a Bayesian network's domain names every variable's states")
+        network = BayesianNetwork(
+            list(domain.attrs), {v: list(domain.labels[v]) for v in domain.attrs}, parents,
+            {v: arrays[f"cpd.{i}"] for i, v in enumerate(domain.attrs)},
+            name=str(meta.get("name", "")), total=_total(meta))
+        return network.check()
+
+
+class _Pairwise:
+    """IsingModel and PairwiseModel: couplings and fields; the attributes' names are the
+    domain's."""
+
+    kind = PairwiseModel
+
+    @staticmethod
+    def save(model: PairwiseModel) -> tuple[dict, Arrays]:
+        ising = isinstance(model, IsingModel)
+        arrays = ({"couplings": model.A, "fields": model.theta} if ising else
+                  {"couplings": model.couplings, "fields": model.fields})
+        return {"ising": ising, "total": model.total}, arrays
+
+    @staticmethod
+    def shapes(domain: Domain, meta: Mapping) -> Shapes:
+        p, sizes = len(domain), set(domain.shape)
+        if len(sizes) != 1 or (meta.get("ising") and sizes != {2}):
+            raise ModelFileError("a pairwise model's attributes all have one size (2: Ising)")
+        k = sizes.pop()
+        if meta.get("ising"):
+            return {"couplings": ((p, p), "<f8"), "fields": ((p,), "<f8")}
+        return {"couplings": ((p, p, k, k), "<f8"), "fields": ((p, k), "<f8")}
+
+    @staticmethod
+    def load(domain: Domain, meta: Mapping, arrays: Arrays) -> PairwiseModel:
+        kind = IsingModel if meta.get("ising") else PairwiseModel
+        model = kind(arrays["couplings"], arrays["fields"], names=list(domain.attrs))
+        model.total = _total(meta)
+        return model
+
+
+class _Twise:
+    kind = TwiseModel
+
+    @staticmethod
+    def save(model: TwiseModel) -> tuple[dict, Arrays]:
+        monomials = list(model.coefficients)
+        return ({"total": model.total, "monomials": [list(m) for m in monomials]},
+                {"coefficients": np.array([model.coefficients[m] for m in monomials],
+                                          dtype=np.float64)})
+
+    @staticmethod
+    def _monomials(domain: Domain, meta: Mapping) -> list[tuple[int, ...]]:
+        monomials = meta.get("monomials")
+        if not isinstance(monomials, list) or not all(
+                isinstance(m, list) and all(isinstance(i, int) and not isinstance(i, bool)
+                                            for i in m) for m in monomials):
+            raise ModelFileError("'model.monomials' must be lists of attribute numbers")
+        if set(domain.shape) - {2}:
+            raise ModelFileError("a t-wise model's attributes are binary")
+        return [tuple(m) for m in monomials]
+
+    @classmethod
+    def shapes(cls, domain: Domain, meta: Mapping) -> Shapes:
+        return {"coefficients": ((len(cls._monomials(domain, meta)),), "<f8")}
+
+    @classmethod
+    def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> TwiseModel:
+        monomials = cls._monomials(domain, meta)
+        model = TwiseModel(len(domain), dict(zip(monomials, arrays["coefficients"].tolist())),
+                           names=list(domain.attrs))
+        model.total = _total(meta)
+        return model
+
+
+#: the model kinds a file may hold, by the name written in it
+KINDS: dict[str, Any] = {"MarkovRandomField": _Field, "TableModel": _Tables,
+                         "CompressedModel": _Compressed, "BayesianNetwork": _Network,
+                         "IsingModel": _Pairwise, "PairwiseModel": _Pairwise,
+                         "TwiseModel": _Twise}
+
+
+def _kind_of(model: object) -> str:
+    for name in KINDS:  # IsingModel before PairwiseModel: the exact class decides
+        if type(model).__name__ == name:
+            return name
+    raise DpgmError(f"cannot save a {type(model).__name__}: not a dpgm model")
+
+
+# -- writing ---------------------------------------------------------------------------------
+def save_model(model: ModelBase, path: str | PathLike[str]) -> None:
+    """Write ``model`` to ``path`` (replaced only once the file is complete)."""
+    kind = _kind_of(model)
+    meta, arrays = KINDS[kind].save(model)
+    arrays = {name: np.ascontiguousarray(a, dtype=np.int64 if a.dtype.kind in "iub"
+                                         else np.float64) for name, a in arrays.items()}
+    domain = model.domain
+    header = {
+        "format": FORMAT, "version": FORMAT_VERSION, "dpgm": __version__, "kind": kind,
+        "domain": domain.to_json(),
+        "schema": None if model.schema is None else model.schema.to_json(),
+        "release": None if model.release is None else model.release.to_json(),
+        "model": meta,
+        "arrays": {name: {"shape": list(a.shape), "dtype": a.dtype.str}
+                   for name, a in arrays.items()},
+    }
+    with atomic_write(path, "wb") as handle, zipfile.ZipFile(handle, "w",
+                                                              zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(METADATA, json.dumps(header, indent=1, default=_json_default))
+        for name, array in arrays.items():
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, allow_pickle=False)
+            archive.writestr(f"arrays/{name}.npy", buffer.getvalue())
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# -- reading ---------------------------------------------------------------------------------
+def load(path: str | PathLike[str], *, max_memory: float | None = None) -> ModelBase:
+    """The model saved in ``path`` by ``model.save``, with its schema and release. No
+    budget is spent and no data are read: a saved model is post-processing. Refuses in one
+    line a file that is not a complete dpgm model file of a format this version reads, or
+    whose arrays would take more than ``max_memory`` bytes (default: half this machine's
+    memory)."""
+    where = Path(path)
+    limit = float(DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
+    try:
+        return _load(where, limit)
+    except ModelTooLargeError:
+        raise
+    except (ModelFileError, DpgmError) as exc:
+        raise ModelFileError(f"{where}: {exc}") from None
+    except FileNotFoundError:
+        raise ModelFileError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFileError(f"{where}: a folder, not a model file") from None
+    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as exc:
+        raise ModelFileError(f"{where}: not a dpgm model file (truncated or corrupt: "
+                             f"{exc})") from None
+
+
+def _load(path: Path, limit: float) -> ModelBase:
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: info for info in archive.infolist()}
+        if METADATA not in members:
+            raise ModelFileError(f"not a dpgm model file (no {METADATA})")
+        if members[METADATA].file_size > MAX_METADATA:
+            raise ModelFileError(f"{METADATA} is over {format_bytes(MAX_METADATA)}")
+        header = _metadata(archive.read(METADATA))
+        domain = _domain(header.get("domain"))
+        codec = KINDS[header["kind"]]
+        meta = header.get("model")
+        if not isinstance(meta, Mapping):
+            raise ModelFileError("'model' must be an object")
+        try:
+            expected = codec.shapes(domain, meta)
+        except DpgmError as exc:
+            raise ModelFileError(str(exc)) from None
+        _check_declared(header.get("arrays"), expected)
+        unknown = sorted(set(members) - {METADATA} - {f"arrays/{n}.npy" for n in expected})
+        if unknown:
+            raise ModelFileError(f"unknown member {unknown[0]!r} (a model file holds "
+                                 f"{METADATA} and its arrays only)")
+        missing = sorted(n for n in expected if f"arrays/{n}.npy" not in members)
+        if missing:
+            raise ModelFileError(f"array {missing[0]!r} is missing (truncated?)")
+        needed = sum(math.prod(shape) * 8 for shape, _ in expected.values())
+        if needed > limit:
+            raise ModelTooLargeError(f"{path}: its arrays take {format_bytes(needed)}, over "
+                                     f"the {format_bytes(limit)} allowed (max_memory)")
+        arrays = {name: _array(archive, members[f"arrays/{name}.npy"], shape, dtype)
+                  for name, (shape, dtype) in expected.items()}
+    schema = _schema(header.get("schema"), domain)
+    try:
+        model = codec.load(domain, meta, arrays)
+    except ModelFileError:
+        raise
+    except DpgmError as exc:
+        raise ModelFileError(f"the model does not hold together: {exc}") from None
+    model.schema = schema
+    release = header.get("release")
+    if release is not None and not isinstance(release, Mapping):
+        raise ModelFileError("'release' must be an object")
+    model.release = None if release is None else Release.from_json(release)
+    return model
+
+
+def _metadata(raw: bytes) -> dict:
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{METADATA} is not JSON ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ModelFileError(f"not a dpgm model file ({METADATA} has no \"format\": "
+                             f"\"{FORMAT}\")")
+    version = header.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFileError(f"the format version {version!r} is not a positive integer")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"written by a newer dpgm ({header.get('dpgm', '?')}, format {version}); this "
+            f"dpgm ({__version__}) reads format {FORMAT_VERSION} and earlier: upgrade dpgm")
+    if header.get("kind") not in KINDS:
+        raise ModelFileError(f"unknown model kind {header.get('kind')!r}; known: "
+                             f"{', '.join(KINDS)}")
+    return header
+
+
+def _domain(spec: object) -> Domain:
+    if not isinstance(spec, Mapping) or not spec:
+        raise ModelFileError("'domain' must name at least one attribute")
+    try:
+        return Domain.from_dict(spec)
+    except (DpgmError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"'domain' is not a domain ({exc})") from None
+
+
+def _schema(spec: object, domain: Domain):
+    if spec is None:
+        return None
+    from dpgm.schema import Schema
+
+    try:
+        schema = Schema.from_json(spec)
+    except DpgmError as exc:
+        raise ModelFileError(f"'schema' is not a schema ({exc})") from None
+    if schema.domain != domain:
+        raise ModelFileError("the schema's domain is not the model's")
+    return schema
+
+
+def _check_declared(declared: object, expected: Shapes) -> None:
+    """The arrays the metadata declares are those the kind needs, shaped by the domain."""
+    if not isinstance(declared, Mapping) or set(declared) != set(expected):
+        names = sorted(declared) if isinstance(declared, Mapping) else declared
+        raise ModelFileError(f"'arrays' declares {names}; this model needs "
+                             f"{sorted(expected)}")
+    for name, (shape, dtype) in expected.items():
+        spec = declared[name]
+        if not isinstance(spec, Mapping) or spec.get("shape") != list(shape) or \
+                spec.get("dtype") != dtype:
+            raise ModelFileError(f"array {name!r} is declared {spec!r}; the domain gives "
+                                 f"shape {list(shape)} of {dtype}")
+
+
+def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...],
+           dtype: str) -> np.ndarray:
+    """One array, read as raw numbers once its .npy header matched ``shape`` and ``dtype``
+    (never more bytes than those take)."""
+    nbytes = math.prod(shape) * 8
+    if info.file_size > nbytes + 4096:  # the header is far below 4 KiB for these shapes
+        raise ModelFileError(f"{info.filename} is larger than its shape {list(shape)} needs")
+    with archive.open(info) as handle:
+        try:
+            major, _ = np.lib.format.read_magic(handle)
+            read_header: Callable = (np.lib.format.read_array_header_1_0 if major == 1
+                                     else np.lib.format.read_array_header_2_0)
+            found_shape, fortran, found_dtype = read_header(handle)
+        except ValueError as exc:
+            raise ModelFileError(f"{info.filename} is not a .npy array ({exc})") from None
+        if found_shape != shape or found_dtype.str != dtype or fortran:
+            raise ModelFileError(
+                f"{info.filename} holds shape {list(found_shape)} of {found_dtype.str}; the "
+                f"domain gives {list(shape)} of {dtype}")
+        data = handle.read(nbytes + 1)
+    if len(data) != nbytes:
+        raise ModelFileError(f"{info.filename} holds {len(data)} bytes of data, not {nbytes}")
+    return np.frombuffer(data, dtype=DTYPES[dtype]).reshape(shape).copy()

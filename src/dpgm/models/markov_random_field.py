@@ -1,0 +1,412 @@
+"""A Markov random field: the model Private-PGM estimation produces, answered on its junction
+tree (exact) or, for a model too large for one, by loopy belief propagation. It implements
+the model protocol (:mod:`dpgm.models.base`)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DataError, DomainError, DpgmError, ModelTooLargeError
+from dpgm.factor import Factor, logsumexp
+from dpgm.inference.belief_propagation import Calibration, MessagePlan
+from dpgm.inference.elimination import variable_elimination
+from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.loopy import LoopyPlan
+from dpgm.inference.sampling import sample_records
+from dpgm.memory import cells
+from dpgm.models.base import ModelBase
+from dpgm.random import as_generator
+from dpgm.validation import integer, positive
+
+if TYPE_CHECKING:
+    pass
+
+#: the largest junction tree (cells) an approximate model builds for an exact answer
+EXACT_CELLS = 50_000_000
+#: the largest table an approximate model completes for a query no clique holds
+COMPLETION_CELLS = 1_000_000
+_QUERY_PREFIX = "\x00query:"  # names the answer axis of an attribute's query matrix
+
+
+class MarkovRandomField(ModelBase):
+    """``p(x) ∝ exp(Σ_C θ_C(x_C))`` scaled to ``total`` records.
+
+    ``potentials`` maps cliques to log-potentials (arrays shaped by the clique's attribute
+    order, or :class:`~dpgm.factor.Factor`). Marginals and query answers are counts: they
+    sum to ``total``. Exact answers come from the junction tree, built on first use. With
+    ``loopy`` (a :class:`~dpgm.inference.loopy.LoopyPlan` on the same cliques) marginals
+    inside a clique come from loopy belief propagation instead, approximately, and the
+    junction tree is built only where it is small enough for an exact answer.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        potentials: Mapping[Iterable[str], np.ndarray | Factor],
+        total: float = 1.0,
+        tree: JunctionTree | None = None,
+        loopy: LoopyPlan | None = None,
+    ):
+        total = positive("total", total)
+        if len(domain) == 0:
+            raise DomainError("a model needs at least one attribute")
+        self.domain = domain
+        self.total = float(total)
+        self.potentials: dict[tuple[str, ...], Factor] = {}
+        for clique, table in potentials.items():
+            clique = domain.check(clique)
+            if isinstance(table, Factor):
+                if set(table.attrs) != set(clique):
+                    raise DomainError(f"potential on {table.attrs} given for clique {clique}")
+                factor = table.transpose(clique)
+                if factor.domain != domain.project(clique):
+                    raise DomainError(
+                        f"potential on {factor.domain} does not fit {domain.project(clique)}"
+                    )
+            else:
+                values = np.asarray(table, dtype=np.float64)
+                if values.shape != domain.project(clique).shape:
+                    raise DomainError(
+                        f"potential for {clique} has shape {values.shape}, "
+                        f"expected {domain.project(clique).shape}"
+                    )
+                factor = Factor(domain.project(clique), values)
+            self.potentials[clique] = factor
+        self._tree = tree
+        self.loopy = loopy
+        self._plan: MessagePlan | None = None
+        self._calibration: Calibration | None = None
+        self._beliefs: list[np.ndarray] | None = None
+        self._too_large = False  # an approximate model whose exact tree was refused
+
+    @property
+    def tree(self) -> JunctionTree:
+        """The junction tree of the cliques, built when an exact computation first needs it.
+
+        A model estimated with loopy belief propagation may have a tree too large to use:
+        then this raises :class:`ModelTooLargeError`, and only its approximate clique
+        marginals are available (:attr:`approximate`).
+        """
+        if self._tree is None:
+            tree = JunctionTree.build(self.domain, self.potentials)
+            if self.loopy is not None and tree.size() > EXACT_CELLS:
+                raise ModelTooLargeError(
+                    f"exact inference on this model needs a junction tree of {tree.size():,} "
+                    f"cells (largest clique {tree.max_clique()}); it was estimated with loopy "
+                    "belief propagation: only approximate marginals are available (inside a "
+                    f"clique, or completed from the cliques for up to {COMPLETION_CELLS:,} cells)"
+                )
+            self._tree = tree
+        return self._tree
+
+    @property
+    def approximate(self) -> bool:
+        """Whether marginals come from loopy belief propagation (Bethe or convex counting
+        numbers, ``model.loopy.counting``) rather than exact inference; after a query,
+        ``model.loopy.result`` says whether its messages converged."""
+        return self.loopy is not None
+
+    @classmethod
+    def from_tree(
+        cls, tree: JunctionTree, log_potentials: list[np.ndarray], total: float
+    ) -> MarkovRandomField:
+        """A model whose potentials live on the cliques of ``tree`` (as estimation produces)."""
+        potentials = {
+            c: Factor(tree.domain.project(c), t) for c, t in zip(tree.cliques, log_potentials)
+        }
+        return cls(tree.domain, potentials, total, tree=tree)
+
+    # -- internals --------------------------------------------------------------------
+    @property
+    def cliques(self) -> list[tuple[str, ...]]:
+        """The cliques the potentials are defined on."""
+        return list(self.potentials)
+
+    @property
+    def plan(self) -> MessagePlan:
+        if self._plan is None:
+            self._plan = MessagePlan(self.tree)
+        return self._plan
+
+    def _summed_onto(self, engine: JunctionTree | LoopyPlan) -> list[np.ndarray]:
+        """The log-potentials summed onto the engine's cliques (each into the smallest
+        clique that holds it)."""
+        tables = [np.zeros(self.domain.project(c).shape) for c in engine.cliques]
+        for clique, factor in self.potentials.items():
+            i = engine.find(clique)
+            tables[i] = tables[i] + factor.broadcast_shape(self.domain.project(engine.cliques[i]))
+        return tables
+
+    def clique_log_potentials(
+        self, evidence: Mapping[str, int | Iterable[int]] | None = None
+    ) -> list[np.ndarray]:
+        """Log-potentials summed onto the junction-tree cliques; ``evidence`` (a code, or
+        a set of codes, per attribute) sets every other value's cells to −∞."""
+        tables = self._summed_onto(self.tree)
+        for attr, value in (evidence or {}).items():
+            if attr not in self.domain:
+                raise DomainError(f"evidence on unknown attribute {attr!r}")
+            codes = [value] if isinstance(value, (int, np.integer)) else list(value)
+            mask = np.full(self.domain[attr], -np.inf)
+            for code in codes:
+                if not 0 <= int(code) < self.domain[attr]:
+                    raise DomainError(
+                        f"evidence {attr}={code} outside its domain 0..{self.domain[attr] - 1}"
+                    )
+                mask[int(code)] = 0.0
+            i = self.tree.find([attr])
+            clique = self.tree.cliques[i]
+            shape = [1] * len(clique)
+            shape[clique.index(attr)] = self.domain[attr]
+            tables[i] = tables[i] + mask.reshape(shape)
+        return tables
+
+    def calibrate(self) -> Calibration:
+        """Sum-product beliefs on the junction tree (computed once, then cached)."""
+        if self._calibration is None:
+            self._calibration = self.plan.calibrate(self.clique_log_potentials(), "sum")
+        return self._calibration
+
+    @property
+    def log_partition(self) -> float:
+        """``log Z`` of the unnormalised potentials."""
+        return self.calibrate().log_partition
+
+    def clique_marginals(self) -> list[np.ndarray]:
+        """Count tables of every junction-tree clique (axes in domain order)."""
+        return [np.exp(b) * self.total for b in self.calibrate().log_marginals()]
+
+    def _calibrated(self, evidence: Mapping[str, object] | None) -> Calibration:
+        """The cached calibration, or one with ``evidence`` (labels or codes) entered."""
+        if not evidence:
+            return self.calibrate()
+        tables = self.clique_log_potentials(self.domain.evidence(evidence))
+        calibration = self.plan.calibrate(tables, "sum")
+        if not np.isfinite(calibration.log_partition):
+            raise DataError(f"the evidence {dict(evidence)} has probability zero under the model")
+        return calibration
+
+    def _subtree_log_conditionals(
+        self, attrs: Iterable[str], cal: Calibration | None = None
+    ) -> list[Factor]:
+        """Log-tables of a subtree containing ``attrs`` whose product is its marginal.
+
+        The top clique gives its marginal, every other clique its conditional given the
+        separator with its parent: normalised tables, so exponentiating them (for signed
+        queries) neither overflows nor underflows to a wrong answer.
+        """
+        cal = self.calibrate() if cal is None else cal
+        nodes = self.tree.steiner_subtree(attrs)
+        factors = []
+        for i in nodes:
+            log_table = cal.log_beliefs[i] - cal.log_partition
+            if i != nodes[0]:  # the parent of every other node is in the subtree
+                log_sep = logsumexp(log_table, self.plan.up_axes[i], keepdims=True)
+                with np.errstate(invalid="ignore"):
+                    log_table = log_table - log_sep
+                log_table[np.isnan(log_table)] = -np.inf  # separator values of probability 0
+            factors.append(Factor(self.domain.project(self.tree.cliques[i]), log_table))
+        return factors
+
+    # -- queries ----------------------------------------------------------------------
+    def marginal(
+        self, attrs: Iterable[str], given: Mapping[str, object] | None = None, *,
+        evidence: Mapping[str, object] | None = None,
+    ) -> np.ndarray:
+        """Estimated counts of every cell of the marginal on ``attrs`` (in that order).
+
+        ``given`` (``{attribute: label or code, or a list of them}``; raw values where the
+        model carries a schema) gives the counts conditioned on it: the table sums to
+        ``total``. ``evidence`` is its deprecated name.
+        """
+        if evidence is not None:
+            warnings.warn("marginal(evidence=) is deprecated: use given=", DeprecationWarning,
+                          stacklevel=2)
+            given = evidence if given is None else given
+        evidence = self._given(given)
+        attrs = self.domain.check(attrs)
+        if self.loopy is not None and not evidence:
+            table = self._loopy_marginal(attrs, complete=False)
+            if table is None and not self._exact_available():
+                table = self._loopy_marginal(attrs, complete=True)
+            if table is not None:
+                return table
+        cal = self._calibrated(evidence)
+        i = self.tree.find(attrs)
+        if i is not None:
+            clique = self.tree.cliques[i]
+            drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
+            log_table = logsumexp(cal.log_beliefs[i], drop, keepdims=True) - cal.log_partition
+            kept = [a for a in clique if a in attrs]
+            table = np.exp(log_table).reshape(self.domain.project(kept).shape)
+            return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
+        factors = self._subtree_log_conditionals(attrs, cal)
+        result, _ = variable_elimination(factors, attrs, log_space=True)
+        return np.exp(result.values) * self.total
+
+    def _exact_available(self) -> bool:
+        """Whether exact inference is within reach (the junction tree is small enough)."""
+        if self._tree is None and not self._too_large:
+            try:
+                self.tree  # noqa: B018 (built and kept, or refused)
+            except ModelTooLargeError:
+                self._too_large = True
+        return not self._too_large
+
+    def _loopy_marginal(self, attrs: tuple[str, ...], complete: bool) -> np.ndarray | None:
+        """The loopy-BP marginal on ``attrs``: a clique's belief where one holds them;
+        else, if ``complete``, the maximum-entropy completion of the beliefs on their
+        overlaps with the cliques; else None."""
+        i = self.loopy.find(attrs)
+        if i is None and not complete:
+            return None
+        size = cells(self.domain.project(attrs).shape)
+        if i is None and size > COMPLETION_CELLS:
+            raise ModelTooLargeError(
+                f"the marginal on {attrs} has {size:,} cells: an approximate model completes "
+                f"tables of up to {COMPLETION_CELLS:,} cells (its exact junction tree is "
+                "too large); ask for fewer attributes"
+            )
+        beliefs = self.loopy_beliefs()
+        if i is None:
+            return self.loopy.completion(attrs, beliefs) * self.total
+        clique = self.loopy.cliques[i]
+        drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
+        table = beliefs[i].sum(axis=drop) if drop else beliefs[i]
+        kept = [a for a in clique if a in attrs]
+        return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
+
+    def loopy_beliefs(self) -> list[np.ndarray]:
+        """The clique beliefs (probabilities) of loopy belief propagation, one per clique of
+        ``loopy``: computed on first use, then kept, so that every answer of the model
+        comes from the same calibration (a model file stores them)."""
+        if self.loopy is None:
+            raise DpgmError("this model is exact: it has no loopy beliefs")
+        if self._beliefs is None:
+            self._beliefs, _ = self.loopy.calibrate(self._summed_onto(self.loopy))
+        return self._beliefs
+
+    def project(self, attrs: Iterable[str]) -> Factor:
+        """The marginal on ``attrs`` as a :class:`~dpgm.factor.Factor` of counts."""
+        attrs = self.domain.check(attrs)
+        return Factor(self.domain.project(attrs), self.marginal(attrs))
+
+    def query(self, matrices: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Deprecated name of :meth:`answer_linear` (kept for one release)."""
+        warnings.warn("MarkovRandomField.query is deprecated: use answer_linear",
+                      DeprecationWarning, stacklevel=2)
+        return self.answer_linear(matrices)
+
+    def answer_linear(self, matrices: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Answers ``Q μ`` to the factored query ``Q = ⊗_i Q_i`` (Private-PGM Algorithm 3).
+
+        ``matrices`` maps attributes to ``r_i × n_i`` matrices (see :mod:`dpgm.inference.queries`);
+        other attributes are summed out. The result has one axis of length ``r_i`` per
+        given attribute, in the given order, and counts as units.
+        """
+        attrs = self.domain.check(list(matrices))
+        if not attrs:
+            return np.array(self.total)
+        factors = [f.exp() for f in self._subtree_log_conditionals(attrs)]
+        answer_names = []
+        for a in attrs:
+            q = np.asarray(matrices[a], dtype=np.float64)
+            if q.ndim == 1:
+                q = q.reshape(1, -1)
+            if q.ndim != 2 or q.shape[1] != self.domain[a]:
+                raise DomainError(
+                    f"query matrix for {a!r} must have {self.domain[a]} columns, "
+                    f"got shape {q.shape}"
+                )
+            name = _QUERY_PREFIX + a
+            answer_names.append(name)
+            factors.append(Factor(Domain((name, a), q.shape), q))
+        result, extra = variable_elimination(factors, answer_names, log_space=False)
+        return result.values * np.exp(extra) * self.total
+
+    def map(self, evidence: Mapping[str, object] | None = None) -> dict[str, int]:
+        """The most probable record (given ``evidence``: labels or codes), as codes, by
+        max-product message passing."""
+        tables = self.clique_log_potentials(self.domain.evidence(evidence) if evidence else None)
+        cal = self.plan.calibrate(tables, "max")
+        if not np.isfinite(cal.log_partition):
+            raise DataError(
+                f"the evidence {dict(evidence or {})} has probability zero under the model"
+            )
+        assignment: dict[str, int] = {}
+        for i in self.tree.order:
+            clique = self.tree.cliques[i]
+            belief = cal.log_beliefs[i]
+            index = tuple(assignment[a] if a in assignment else slice(None) for a in clique)
+            sub = belief[index]
+            free = [a for a in clique if a not in assignment]
+            if free:
+                best = np.unravel_index(int(np.argmax(sub)), sub.shape)
+                assignment.update({a: int(v) for a, v in zip(free, best)})
+        return {a: assignment[a] for a in self.domain.attrs}
+
+    def _structure(self) -> dict:
+        engine = ("exact" if self.loopy is None else
+                  f"approximate (loopy belief propagation, {self.loopy.counting})")
+        return {"cliques": [list(c) for c in self.cliques], "inference": engine}
+
+    def _most_probable(self, given: Mapping[str, object] | None) -> dict[str, int]:
+        return self.map(given)
+
+    def sample(
+        self,
+        n: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        method: str = "exact",
+        given: Mapping[str, object] | None = None,
+    ) -> Dataset:
+        """``n`` records (default: the model's total, rounded) drawn from the model.
+
+        ``method="exact"`` draws independent records; ``"rounded"`` rounds every
+        conditional count from its expectation, which keeps the records' marginals much
+        closer to the model's (the usual choice for synthetic data). ``given``
+        (``{attribute: label or list of labels}``) draws from the model conditioned on
+        it, exactly: the evidence enters the junction tree, nothing is rejected.
+        """
+        n = int(round(self.total)) if n is None else integer("n", n, least=0)
+        calibration = self._calibrated(given)
+        marginals = [np.exp(b) for b in calibration.log_marginals()]
+        return Dataset(
+            sample_records(self.tree, marginals, n, as_generator(rng), method), self.domain
+        )
+
+    def _records(self, n: int, rng: np.random.Generator,
+                 given: Mapping[str, object] | None) -> Dataset:
+        """Rounded sampling: the records' marginals stay much closer to the model's."""
+        return self.sample(n, rng, method="rounded", given=given)
+
+    def log_likelihood(self, data: Dataset) -> float:
+        """Log-probability of ``data`` under the normalised model (weighted by record weights)."""
+        if data.domain != self.domain:
+            raise DomainError("the data's domain differs from the model's")
+        tables = self.clique_log_potentials()
+        score = np.zeros(len(data))
+        for clique, table in zip(self.tree.cliques, tables):
+            cols = self.domain.axes(clique)
+            flat = np.ravel_multi_index(tuple(data.records[:, cols].T), table.shape)
+            score += table.ravel()[flat]
+        score -= self.log_partition
+        if data.weights is None:
+            return float(np.sum(score))
+        # a record of weight 0 contributes nothing, even where its probability is 0
+        return float(np.sum(np.where(data.weights > 0, data.weights * score, 0.0)))
+
+    def __repr__(self) -> str:
+        if self.loopy is not None:  # no junction tree to describe: it may be too large
+            engine = "convex" if self.loopy.counting == "convex" else "Bethe"
+            size = (f"{len(self.potentials)} cliques, approximate (loopy belief propagation, "
+                    f"{engine})")
+            return f"MarkovRandomField({size}, total={self.total:g})"
+        size = f"{len(self.tree.cliques)} cliques, {self.tree.size()} cells"
+        return f"MarkovRandomField({size}, total={self.total:g})"
