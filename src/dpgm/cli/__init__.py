@@ -140,8 +140,9 @@ def _build_mechanism(args: argparse.Namespace):
         if name not in accepted:
             raise ParameterError(f"{FLAGS[name]} does not apply to {args.mechanism}")
         options[name] = value
-    if args.rows is not None and "rows" in accepted and args.estimator == "original":
-        options["rows"] = args.rows  # a mechanism that draws its records itself
+    rows = getattr(args, "rows", None)  # dpgm fit draws no records
+    if rows is not None and "rows" in accepted and args.estimator == "original":
+        options["rows"] = rows  # a mechanism that draws its records itself
     return cls(args.epsilon, **options)
 
 
@@ -283,40 +284,77 @@ def _check_format(out: str) -> None:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    """``dpgm synth``: fit, then write synthetic records (and the model, where asked)."""
+    mechanism, outputs = _fit_checked(args, sample=True)
+    out = outputs["out"]
+    if args.rows is None:
+        _check_default_rows(mechanism.result)
+    synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed),
+                                         given=outputs["given"])
+    if mechanism.schema is None:
+        synthetic = synthetic.to_pandas()
+    if outputs["model"] is not None:
+        mechanism.result.save(outputs["model"])
+        _say(f"wrote the model to {outputs['model']}")
+    _write_table(synthetic, out, mechanism.schema)
+    _say(f"wrote {len(synthetic)} synthetic records to {out}")
+    report_spend(mechanism.budget, outputs["ledger"], out)
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    """``dpgm fit``: fit and save the model, without sampling (it answers later, free)."""
+    mechanism, outputs = _fit_checked(args, sample=False)
+    mechanism.result.save(outputs["out"])
+    _say(f"wrote the model to {outputs['out']}; dpgm model sample|query|map|info read it "
+         "without the data and without spending more")
+    report_spend(mechanism.budget, outputs["ledger"], outputs["out"])
+    return 0
+
+
+def _fit_checked(args: argparse.Namespace, *, sample: bool):
+    """The mechanism of ``synth`` or ``fit``, fitted once everything knowable before
+    reading the data was checked (options, outputs, schema, workload, sizes); and the
+    outputs, checked: ``out``, ``ledger``, ``model`` (synth's --save-model), ``given``."""
+    from dpgm.errors import ParameterError
     from dpgm.files import check_output
     from dpgm.workload import Workload
 
-    # everything knowable before reading the data is checked first
     mechanism = _build_mechanism(args)
     if args.seed is not None:
         print(SEEDED_WARNING, file=sys.stderr)
-    inputs = [args.data, args.domain, args.schema, args.workload]
-    out = check_output(args.out, force=args.force, inputs=[p for p in inputs if p])
+    inputs = [p for p in (args.data, args.domain, args.schema, args.workload) if p]
+    out = check_output(args.out, force=args.force, inputs=inputs)
+    written = [*inputs, args.out]
+    model_out = None
+    if sample and args.save_model is not None:
+        model_out = check_output(args.save_model, force=args.force, inputs=written)
+        written.append(args.save_model)
     ledger = None
     if args.ledger is not None:
-        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
-    _check_format(args.out)
+        ledger = check_output(args.ledger, force=args.force, inputs=written)
+    if not mechanism.releases_model and (not sample or model_out is not None):
+        raise ParameterError(
+            f"--estimator {mechanism.estimator} of {args.mechanism} releases synthetic records, "
+            f"not a model to save: use --estimator pgm")
+    if sample:
+        _check_format(args.out)
     schema, domain = _public_inputs(args)
-    given = _given(args.given, schema, domain)
+    given = _given(args.given, schema, domain) if sample else {}
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     if workload is not None and not mechanism.uses_workload:
-        from dpgm.errors import ParameterError
-
         raise ParameterError(f"--mechanism {args.mechanism} measures no workload; drop "
                              "--workload, or choose aim, mwem, dualquery, hdmm or cgm")
     mechanism.check(domain, workload, zeros=schema.forbidden if schema else ())
-    mechanism.check_synthesizable(domain, workload)
-    if given and mechanism.estimator != "pgm":
-        from dpgm.errors import ParameterError
-
+    if sample:
+        mechanism.check_synthesizable(domain, workload)
+    if given and mechanism.estimator != "pgm":  # table models cannot condition
         raise ParameterError("--given needs the Private-PGM estimator (--estimator pgm)")
-    if args.rows is not None:
+    if sample and args.rows is not None:
         _check_rows(args.rows, len(domain), mechanism.max_memory)
 
     engine = _engine(args, schema, args.data)
     if engine != "numpy" and mechanism.needs_records:
-        from dpgm.errors import ParameterError
-
         raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
                              "use --engine numpy")
     data = _load(args.data, schema, domain, engine, mechanism.max_memory)
@@ -325,15 +363,7 @@ def _synth(args: argparse.Namespace) -> int:
     _say(f"read {args.data}: {len(domain)} attributes"
          f"{f', counted by {engine}' if args.engine != 'auto' else ''}")
     mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
-    if args.rows is None and hasattr(mechanism.result, "total"):  # a model, not records
-        _check_default_rows(mechanism.result)
-    synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed), given=given)
-    if schema is None:
-        synthetic = synthetic.to_pandas()
-    _write_table(synthetic, out, schema)
-    _say(f"wrote {len(synthetic)} synthetic records to {out}")
-    report_spend(mechanism.budget, ledger, out)
-    return 0
+    return mechanism, {"out": out, "ledger": ledger, "model": model_out, "given": given}
 
 
 def report_spend(budget, ledger, out) -> None:
@@ -352,22 +382,18 @@ def _write_ledger(path, budget) -> None:
 
     from dpgm.files import atomic_write
 
-    epsilon, delta = budget.spent_epsilon_delta()
-    spent = {"epsilon": epsilon, "delta": delta}
-    if budget.mode == "zcdp":
-        spent["rho"] = budget.spent_rho
-    entries = [
-        {"label": e.label, "epsilon": e.epsilon, "rho": e.rho, "delta": e.delta,
-         **({"accounting": e.accounting} if e.accounting else {})}
-        for e in budget.ledger
-    ]
     with atomic_write(path) as handle:
-        json.dump({"accounting": budget.mode, "spent": spent, "entries": entries}, handle, indent=2)
+        json.dump(budget.to_json(), handle, indent=2)
 
 
 def _check_default_rows(result) -> None:
+    """Refuse to write a model's noisy record count of rows where it is huge (a tiny
+    epsilon); records a mechanism released are written as they are."""
     from dpgm.errors import DpgmError
+    from dpgm.models.base import ModelBase
 
+    if not isinstance(result, ModelBase):
+        return
     total = max(int(round(result.total)), 0)
     if total > MAX_DEFAULT_ROWS:
         raise DpgmError(
@@ -544,7 +570,6 @@ def _schema_discover(args: argparse.Namespace) -> int:
 # -- the parser -------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from dpgm._version import __version__
-    from dpgm.mechanisms import REGISTRY
     from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
     from dpgm.privacy.policy import DEFAULT_DELTA
 
@@ -557,66 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     synth = commands.add_parser("synth", help="fit a private model and write synthetic data")
-    synth.add_argument("data", help="CSV of the records (.gz accepted)")
-    synth.add_argument(
-        "--schema",
-        default=None,
-        help="the public schema JSON of a raw table (see dpgm schema); give it or --domain "
-        "(default: none)",
-    )
-    synth.add_argument(
-        "--domain",
-        default=None,
-        help="JSON {attribute: number of values} for integer codes (default: none)",
-    )
-    synth.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
-    synth.add_argument(
-        "--delta",
-        type=real,
-        default=None,
-        help=f"delta of (epsilon, delta)-DP (default: {DEFAULT_DELTA:g} for the zCDP "
-        "mechanisms; pure epsilon-DP mechanisms accept it and spend none; mwem is pure "
-        "without it)",
-    )
-    synth.add_argument(
-        "--mechanism", choices=sorted(REGISTRY), default="mst", help="the mechanism (default: mst)"
-    )
-    synth.add_argument(
-        "--estimator",
-        choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
-        default=None,
-        help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
-        "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",
-    )
-    synth.add_argument(
-        "--workload",
-        default=None,
-        help='JSON list of attribute lists, e.g. [["age", "sex"]], or '
-        '{"cliques": [...], "numeric": [...]} (default: the mechanism\'s own)',
-    )
-    synth.add_argument(
-        "--seed",
-        type=seed,
-        default=None,
-        help="a whole number >= 0 that makes the run reproducible, for research only "
-        "(default: none, OpenDP's exact samplers)",
-    )
-    synth.add_argument(
-        "--iters",
-        type=positive_count,
-        default=None,
-        help="estimation iterations (default: the mechanism's)",
-    )
-    synth.add_argument(
-        "--max-cells",
-        type=real,
-        default=None,
-        help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
-        "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
-        "(default: the mechanism's)",
-    )
-    synth.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
-    _add_engine_option(synth, "so the same result for a seed")
+    _add_fit_options(synth, memory_help)
     synth.add_argument(
         "--given",
         action="append",
@@ -636,6 +602,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthetic records to write (default: the model's noisy estimate)",
     )
     synth.add_argument(
+        "--save-model", default=None, metavar="MODEL.dpgm",
+        help="also save the fitted model: dpgm model sample|query|map answer from it later "
+        "without the data and without spending more (default: none)",
+    )
+    synth.add_argument(
         "--ledger",
         default=None,
         help="also write the privacy ledger as JSON, for evaluate --report (default: none)",
@@ -644,6 +615,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
     )
     synth.set_defaults(run=_synth)
+
+    fit = commands.add_parser(
+        "fit", help="fit a private model and save it (no sampling): spends the budget once")
+    _add_fit_options(fit, memory_help)
+    fit.add_argument("--out", required=True, metavar="MODEL.dpgm",
+                     help="where to save the model (dpgm model ... reads it)")
+    fit.add_argument("--ledger", default=None,
+                     help="also write the privacy ledger as JSON (default: none)")
+    fit.add_argument("--force", action="store_true",
+                     help="overwrite --out if it exists (default: refuse)")
+    fit.set_defaults(run=_fit)
 
     evaluate = commands.add_parser("evaluate", help="compare synthetic data with the real data")
     evaluate.add_argument("real", help="CSV of the real records")
@@ -724,7 +706,79 @@ def build_parser() -> argparse.ArgumentParser:
 
     mrf.add_commands(commands, real=real, seed=seed, positive_count=positive_count,
                      delta_default=DEFAULT_DELTA)
+    from dpgm.cli import model
+
+    model.add_commands(commands, seed=seed, positive_count=positive_count,
+                       memory_size=memory_size)
     return parser
+
+
+def _add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
+    """The options of ``synth`` and ``fit``: the data, its public description, the
+    budget, the mechanism and its settings."""
+    from dpgm.mechanisms import REGISTRY
+    from dpgm.privacy.policy import DEFAULT_DELTA
+
+    command.add_argument("data", help="CSV of the records (.gz accepted)")
+    command.add_argument(
+        "--schema",
+        default=None,
+        help="the public schema JSON of a raw table (see dpgm schema); give it or --domain "
+        "(default: none)",
+    )
+    command.add_argument(
+        "--domain",
+        default=None,
+        help="JSON {attribute: number of values} for integer codes (default: none)",
+    )
+    command.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
+    command.add_argument(
+        "--delta",
+        type=real,
+        default=None,
+        help=f"delta of (epsilon, delta)-DP (default: {DEFAULT_DELTA:g} for the zCDP "
+        "mechanisms; pure epsilon-DP mechanisms accept it and spend none; mwem is pure "
+        "without it)",
+    )
+    command.add_argument(
+        "--mechanism", choices=sorted(REGISTRY), default="mst", help="the mechanism (default: mst)"
+    )
+    command.add_argument(
+        "--estimator",
+        choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
+        default=None,
+        help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
+        "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",
+    )
+    command.add_argument(
+        "--workload",
+        default=None,
+        help='JSON list of attribute lists, e.g. [["age", "sex"]], or '
+        '{"cliques": [...], "numeric": [...]} (default: the mechanism\'s own)',
+    )
+    command.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help="a whole number >= 0 that makes the run reproducible, for research only "
+        "(default: none, OpenDP's exact samplers)",
+    )
+    command.add_argument(
+        "--iters",
+        type=positive_count,
+        default=None,
+        help="estimation iterations (default: the mechanism's)",
+    )
+    command.add_argument(
+        "--max-cells",
+        type=real,
+        default=None,
+        help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
+        "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
+        "(default: the mechanism's)",
+    )
+    command.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
+    _add_engine_option(command, "so the same result for a seed")
 
 
 def _terminate(signum, frame) -> None:

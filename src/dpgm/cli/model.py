@@ -1,0 +1,213 @@
+"""``dpgm model``: answer from a saved model — info, sample, query, map.
+
+None of these commands reads data or spends budget: a model file (``dpgm fit``, or
+``dpgm synth --save-model``) is the release, and everything computed from it is
+post-processing. Each works with no data file present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+FREE = "reads no data and spends no budget"
+SEEDED_NOTE = ("dpgm: note: this model was fitted with --seed: reproducible research output, "
+               "not for release")
+
+
+def _say(message: str) -> None:
+    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
+
+
+def _read(path: str):
+    from dpgm.models import load
+
+    model = load(path)
+    if model.release is not None and model.release.seeded:
+        print(SEEDED_NOTE, file=sys.stderr)
+    return model
+
+
+def _labels(model, given: dict[str, str]) -> dict[str, str]:
+    """Evidence on known attributes (its values are read by the model: labels, or raw
+    values its schema bins; one-line errors otherwise)."""
+    from dpgm.errors import DomainError
+
+    for name in given:
+        if name not in model.domain:
+            raise DomainError(f"{name!r} is not an attribute of the model; it has "
+                              f"{list(model.domain.attrs)}")
+    return given
+
+
+def _plain(label: object) -> object:
+    """A label as JSON writes it: a missing value (NaN, NaT) as null, NumPy scalars as
+    Python ones."""
+    import pandas as pd
+
+    if label is None or (not isinstance(label, (list, tuple, str)) and pd.isna(label)):
+        return None
+    return label.item() if hasattr(label, "item") else label
+
+
+# -- info -------------------------------------------------------------------------------------
+def _info(args: argparse.Namespace) -> int:
+    import os
+
+    model = _read(args.model)
+    facts = model.describe()
+    release = model.release
+    facts["schema"] = model.schema is not None
+    facts["release"] = None if release is None else release.to_json()
+    facts["file bytes"] = os.path.getsize(args.model)
+    if args.json:
+        print(json.dumps(facts, indent=2, default=str))
+        return 0
+    print(f"kind:       {facts.pop('kind')}")
+    print(f"records:    {facts.pop('total'):.6g} (the model's noisy estimate)")
+    attributes = facts.pop("attributes")
+    shown = ", ".join(f"{a} ({k})" for a, k in list(attributes.items())[:20])
+    more = f", ... ({len(attributes)} in all)" if len(attributes) > 20 else ""
+    print(f"attributes: {shown}{more}")
+    units = "yes: samples come back in original units" if facts.pop("schema") else "no"
+    print(f"schema:     {units}")
+    facts.pop("release")
+    size = facts.pop("file bytes")
+    for key, value in facts.items():
+        text = json.dumps(value)
+        print(f"{key}: {text if len(text) <= 300 else text[:300] + ' ...'}")
+    print(f"file:       {size:,} bytes")
+    if release is None:
+        print("release:    none recorded (a model made in Python, not by a mechanism)")
+        return 0
+    print(f"mechanism:  {release.mechanism} {json.dumps(release.options)}")
+    print(f"seeded:     {'yes: research only, not for release' if release.seeded else 'no'}")
+    ledger = release.ledger or {}
+    spent = ledger.get("spent", {})
+    print(f"privacy:    {ledger.get('accounting', '?')}; spent "
+          + " ".join(f"{k}={v:.6g}" for k, v in spent.items() if v is not None))
+    for entry in ledger.get("entries", []):
+        amount = " ".join(f"{k}={entry[k]:.6g}" for k in ("epsilon", "rho", "delta")
+                          if entry.get(k))
+        print(f"  {entry['label']}: {amount}")
+    return 0
+
+
+# -- sample -----------------------------------------------------------------------------------
+def _sample(args: argparse.Namespace) -> int:
+    from dpgm.cli import _check_default_rows, _check_format, _check_rows, _given, _write_table
+    from dpgm.files import check_output
+    from dpgm.memory import DEFAULT_MAX_MEMORY
+
+    out = check_output(args.out, force=args.force, inputs=[args.model])
+    _check_format(args.out)
+    model = _read(args.model)
+    given = _given(args.given, model.schema, model.domain)
+    if args.rows is None:
+        _check_default_rows(model)
+    else:
+        limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
+        _check_rows(args.rows, len(model.domain), limit)
+    records = model.synthetic_data(args.rows, rng=args.seed, given=given or None)
+    frame = records if model.schema is not None else records.to_pandas(labels=True)
+    _write_table(frame, out, model.schema)
+    _say(f"wrote {len(frame)} records to {out}")
+    return 0
+
+
+# -- query and map ----------------------------------------------------------------------------
+def _query(args: argparse.Namespace) -> int:
+    from dpgm.cli.bn import parse_query
+
+    variables, evidence = parse_query(args.query)
+    model = _read(args.model)
+    table = model.conditional_table(variables, _labels(model, evidence) or None)
+    rows = [
+        {"assignment": {v: _plain(k) for v, k in
+                        zip(variables, key if isinstance(key, tuple) else (key,))},
+         "probability": float(p)}
+        for key, p in table.items()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
+    print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
+    print(table.reset_index().to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+    return 0
+
+
+def _map(args: argparse.Namespace) -> int:
+    from dpgm.cli.bn import _pairs
+    from dpgm.errors import DomainError
+
+    model = _read(args.model)
+    evidence = _labels(model, _pairs(args.evidence, "--evidence"))
+    variables = None
+    if args.variables is not None:
+        variables = [v.strip() for v in args.variables.split(",") if v.strip()]
+        unknown = [v for v in variables if v not in model.domain]
+        if unknown or not variables:
+            raise DomainError(f"--variables names no attribute of the model: {unknown}")
+    best = {v: _plain(label) for v, label in model.map_query(variables, evidence or None).items()}
+    if args.json:
+        print(json.dumps(best, indent=2, default=str))
+    else:
+        width = max((len(v) for v in best), default=0)
+        for variable, label in best.items():
+            print(f"{variable:<{width}}  {label}")
+    return 0
+
+
+# -- the parser -------------------------------------------------------------------------------
+def add_commands(commands, *, seed, positive_count, memory_size) -> None:
+    """Add ``model info|sample|query|map`` to the ``dpgm`` parser's subcommands."""
+    model = commands.add_parser(
+        "model", help=f"answer from a saved model (dpgm fit, synth --save-model); {FREE}",
+        description=f"Answer from a saved model; every model command {FREE}.")
+    sub = model.add_subparsers(dest="model_command", required=True, parser_class=type(model))
+
+    info = sub.add_parser("info", help=f"what a model file holds: kind, attributes, "
+                                       f"structure, ledger, whether seeded; {FREE}",
+                          description=f"Show what a model file holds; {FREE}.")
+    info.add_argument("model", help="the model file (.dpgm)")
+    info.add_argument("--json", action="store_true", help="print the facts as JSON")
+    info.set_defaults(run=_info)
+
+    sample = sub.add_parser("sample", help=f"synthetic records from a model; {FREE}",
+                            description=f"Write synthetic records from a model; {FREE}.")
+    sample.add_argument("model", help="the model file (.dpgm)")
+    sample.add_argument("--rows", type=positive_count, default=None,
+                        help="how many records (default: the model's noisy estimate)")
+    sample.add_argument("--given", action="append", default=None, metavar="COLUMN=VALUE",
+                        help="draw conditioned on this value (repeatable; values of one "
+                        "column are alternatives; default: none)")
+    sample.add_argument("--seed", type=seed, default=None,
+                        help="makes the sample reproducible (default: none)")
+    sample.add_argument("--max-memory", type=memory_size, default=None,
+                        help="memory limit for the records (default: half this machine's RAM)")
+    sample.add_argument("--out", required=True,
+                        help="where to write the records (.csv, .parquet; - for standard "
+                        "output), in original units where the model has a schema, else labels")
+    sample.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    sample.set_defaults(run=_sample)
+
+    query = sub.add_parser("query", help=f"probabilities from a model, in labels; {FREE}",
+                           description=f"Print probabilities from a model; {FREE}.")
+    query.add_argument("model", help="the model file (.dpgm)")
+    query.add_argument("query", help='e.g. "P(income | sex=F, age=30-39)" (evidence optional)')
+    query.add_argument("--json", action="store_true",
+                       help='print [{"assignment": {...}, "probability": p}, ...]')
+    query.set_defaults(run=_query)
+
+    best = sub.add_parser("map", help=f"the most probable values given evidence; {FREE}",
+                          description=f"Print the most probable values; {FREE}.")
+    best.add_argument("model", help="the model file (.dpgm)")
+    best.add_argument("--variables", default=None,
+                      help="A,B: the most probable joint values of these (marginal MAP); "
+                      "default: every attribute without evidence (the most probable record)")
+    best.add_argument("--evidence", action="append", default=None, metavar="ATTRIBUTE=value",
+                      help="observed values (repeatable, or comma-separated)")
+    best.add_argument("--json", action="store_true", help="print {attribute: label}")
+    best.set_defaults(run=_map)
