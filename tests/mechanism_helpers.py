@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dpgm import Dataset, Domain, MarkovRandomField
-from dpgm.mechanisms import BN_LEARNERS, REGISTRY
+from dpgm.mechanisms import LEARNERS
 from dpgm.privacy import PrivacyBudget
 
-#: every learner that keeps the mechanism contract: the synthesizers and the CPD learners
-LEARNERS = {**REGISTRY, **BN_LEARNERS}
+__all__ = ["LEARNERS"]  # every learner keeps the mechanism contract (the one registry)
 
 #: a public structure over the conformance tests' attributes a, b, c, d (the CPD
 #: learners' structure); {a, d} is a family, so a constraint on a and d can hold
@@ -58,6 +57,10 @@ FAST = {
     "psgd": {"sampling_rate": 0.1, "epochs": 1},
     "dind": {"iters": 30, "structure": STRUCTURE},
     "data-dependent": {"iters": 30, "structure": STRUCTURE},
+    "ising": {"width": 1.5, "steps": 20},
+    "pairwise": {"width": 1.5, "steps": 20},
+    "twise": {"width": 1.5, "steps": 20, "order": 2},
+    "structure": {"width": 1.5, "min_edge_weight": 0.3, "method": "zcdp"},
 }
 
 

@@ -6,13 +6,14 @@ from dpgm.mechanisms.bn_parameters import BNParameterLearner, DataDependentBN, D
 from dpgm.mechanisms.cgm import CGM
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
+from dpgm.mechanisms.mrf import IsingLearner, PairwiseLearner, StructureLearner, TwiseLearner
 from dpgm.mechanisms.mst import MST
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.privbayes import PrivBayes
 from dpgm.mechanisms.psgd import PSGD
 from dpgm.models.compression import DomainCompression
 
-#: the mechanisms by their command-line names
+#: the synthesizers (a model of the whole table) by their command-line names
 REGISTRY: dict[str, type[Mechanism]] = {
     "mst": MST,
     "aim": AIM,
@@ -30,6 +31,19 @@ BN_LEARNERS: dict[str, type[BNParameterLearner]] = {
     "data-dependent": DataDependentBN,
 }
 
+#: the private MRF learners of Zhang et al. 2020 (dpgm.mrf), by name
+MRF_LEARNERS: dict[str, type[Mechanism]] = {
+    "ising": IsingLearner,
+    "pairwise": PairwiseLearner,
+    "twise": TwiseLearner,
+    "structure": StructureLearner,
+}
+
+#: every learner, one registry: each is a Mechanism (``fit`` spends its budget once and
+#: returns a model, or records or an edge set where ``releases_model`` says so); the
+#: synthesizers, the BN CPD learners and the MRF learners are its three groups
+LEARNERS: dict[str, type[Mechanism]] = {**REGISTRY, **BN_LEARNERS, **MRF_LEARNERS}
+
 __all__ = [
     "AIM",
     "BN_LEARNERS",
@@ -38,12 +52,18 @@ __all__ = [
     "DInd",
     "DataDependentBN",
     "HDMM",
+    "IsingLearner",
+    "LEARNERS",
+    "MRF_LEARNERS",
     "MST",
     "MWEM",
     "REGISTRY",
     "DomainCompression",
     "DualQuery",
     "Mechanism",
+    "PairwiseLearner",
     "PrivBayes",
     "PSGD",
+    "StructureLearner",
+    "TwiseLearner",
 ]

@@ -23,6 +23,7 @@ from dpgm.errors import (
     DpgmError,
     ModelTooLargeError,
     ParameterError,
+    PrivacyParameterError,
     PrivacyWarning,
     option,
 )
@@ -80,6 +81,10 @@ class Mechanism:
     needs_records = False
     #: whether the workload steers what is measured (False: it is checked and ignored)
     uses_workload = True
+    #: what the learner learns: "synthesizer" (a model of the whole table), "bn" (a
+    #: Bayesian network's CPDs on a public structure) or "mrf" (an Ising, pairwise or
+    #: t-wise model, or an edge set)
+    kind: ClassVar[str] = "synthesizer"
     #: the accounting, one of PRIVACY_KINDS
     privacy: ClassVar[str] = "zcdp"
     #: the estimators a mechanism supports; "pgm" is Private-PGM estimation
@@ -89,14 +94,25 @@ class Mechanism:
 
     def __init__(
         self,
-        epsilon: float,
+        epsilon: float | None = None,
         delta: float | None = None,
         *,
+        rho: float | None = None,
         estimator: str = "pgm",
         max_memory: float | None = None,
         progress: Progress | None = None,
     ):
-        self.epsilon = check_epsilon(epsilon)
+        if rho is not None:  # a zCDP budget given natively (δ only to report (ε, δ))
+            if epsilon is not None:
+                raise PrivacyParameterError("give epsilon (with delta) or rho, not both")
+            if self.privacy != "zcdp":
+                raise PrivacyParameterError(
+                    f"{type(self).__name__} is not zCDP: give epsilon, not rho")
+            self.rho: float | None = positive("rho", rho)
+            self.epsilon = None
+        else:
+            self.rho = None
+            self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         if self.delta is None and self.privacy in ("zcdp", "approx"):
             self.delta = DEFAULT_DELTA
@@ -124,6 +140,8 @@ class Mechanism:
 
     def new_budget(self) -> PrivacyBudget:
         """An empty budget of the kind this mechanism spends."""
+        if self.rho is not None:
+            return PrivacyBudget(rho=self.rho, delta=self.delta)
         if self.accounting == "pure":
             return PrivacyBudget(epsilon=self.epsilon)
         if self.accounting == "approx":
@@ -175,8 +193,8 @@ class Mechanism:
             self.model = result
         if isinstance(result, ModelBase):  # the release carries what it was made from
             result.schema = schema
-            result.release = Release(self.budget.to_json(), type(self).__name__,
-                                     self.options(), seeded=randomness.noise is not None)
+            result.release = Release.of(self.budget, type(self).__name__, self.options(),
+                                        seeded=randomness.noise is not None)
         return result
 
     def options(self) -> dict[str, object]:

@@ -120,8 +120,8 @@ def fit_cgm(
     ``"pgm"`` (Private-PGM) — all ε-DP, on one Laplace release of the clique tables
     (:class:`CGM`) — or ``"psgd"``, DP-SGD, (ε, δ)-DP (:class:`~dpgm.mechanisms.psgd.PSGD`).
     ``options`` go to the mechanism (``total`` for a public N, ``penalty``, ``stop``,
-    ``sampling_rate``, ...); ``rng`` and ``schema`` as in :meth:`Mechanism.fit`. For the
-    ledger and the trace, use the mechanism classes themselves.
+    ``sampling_rate``, ...); ``rng`` and ``schema`` as in :meth:`Mechanism.fit`. The model
+    carries its ledger (``model.release``); for the trace, use the mechanism classes.
     """
     method = one_of("method", method, CGM_METHODS)
     if method == "psgd":

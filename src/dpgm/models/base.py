@@ -73,6 +73,12 @@ class Release:
     options: dict[str, Any] = field(default_factory=dict)
     seeded: bool = False
 
+    @classmethod
+    def of(cls, budget: Any, mechanism: str, options: Mapping[str, Any] | None = None,
+           seeded: bool = False) -> Release:
+        """The release of a fit that spent ``budget`` (a PrivacyBudget)."""
+        return cls(budget.to_json(), mechanism, dict(options or {}), seeded)
+
     def to_json(self) -> dict[str, Any]:
         return {"ledger": self.ledger, "mechanism": self.mechanism, "options": self.options,
                 "seeded": self.seeded}

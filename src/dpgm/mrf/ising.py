@@ -21,7 +21,7 @@ import numpy as np
 from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError
 from dpgm.models.pairwise import IsingModel
-from dpgm.mrf.regressions import fit_regressions
+from dpgm.mrf.regressions import fit_regressions, with_release
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.random import RngLike
 from dpgm.validation import positive
@@ -69,7 +69,7 @@ def learn_ising(
         data, spin_regressions(len(data.domain)), radius=2.0 * positive("width", width),
         rho=rho, steps=steps, rng=rng, budget=budget, count_share=count_share,
         step_constant=step_constant, selection=selection, label="Ising")
-    return _estimate(data, weights, budget, steps)
+    return with_release(_estimate(data, weights, budget, steps), "learn_ising", rng)
 
 
 def spin_regressions(nodes: int) -> list[tuple[int, int, int]]:

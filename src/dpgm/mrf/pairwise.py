@@ -32,7 +32,7 @@ import numpy as np
 from dpgm.dataset import Dataset, require_records
 from dpgm.errors import DataError
 from dpgm.models.pairwise import PairwiseModel
-from dpgm.mrf.regressions import fit_regressions
+from dpgm.mrf.regressions import fit_regressions, with_release
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.random import RngLike
 from dpgm.validation import one_of, positive
@@ -95,7 +95,8 @@ def learn_pairwise(
     couplings, fields = read_out(weights, p, k, pairs)
     symmetric = (couplings + couplings.transpose(1, 0, 3, 2)) / 2.0
     model = PairwiseModel(symmetric, fields, names=list(data.domain.attrs))
-    return PairwiseEstimate(model, couplings, budget, steps)
+    return with_release(PairwiseEstimate(model, couplings, budget, steps), "learn_pairwise",
+                        rng)
 
 
 def centre(weights: np.ndarray, p: int, k: int) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.models.base import Release
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections, exposure
 from dpgm.privacy.measure import measure_record_count
@@ -29,6 +30,15 @@ from dpgm.validation import fraction, integer, one_of, optional, positive
 
 #: the most Frank–Wolfe steps T set from the noisy count (public; a T given is kept)
 MAX_STEPS = 10_000
+
+
+def with_release(estimate, learner: str, rng: RngLike):
+    """``estimate``, its model carrying the ledger of the fit (``model.release``): a model
+    a learner returns is a release, saved and reloaded with it. Non-private fits (no
+    budget) carry none."""
+    if estimate.budget is not None:
+        estimate.model.release = Release.of(estimate.budget, learner, seeded=rng is not None)
+    return estimate
 
 
 def frank_wolfe(selections: FrankWolfeSelections) -> np.ndarray:

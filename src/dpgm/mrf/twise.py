@@ -30,7 +30,7 @@ from dpgm.errors import BudgetExceededError, DataError, ParameterError, PrivacyP
 from dpgm.models.pairwise import TwiseModel
 from dpgm.mrf.ising import spin_regressions
 from dpgm.mrf.moments import private_parity_moments
-from dpgm.mrf.regressions import fit_regressions
+from dpgm.mrf.regressions import fit_regressions, with_release
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.frank_wolfe import feature_columns
 from dpgm.privacy.stability import assign_blocks
@@ -90,7 +90,8 @@ def learn_twise(
     if goal == "l1":
         weights, budget, steps = fit_regressions(
             data, spin_regressions(p), rho=rho, rng=rng, budget=budget, label="t-wise", **fit)
-        return TwiseEstimate(_model(data, l1_read_out(weights, columns)), budget, steps)
+        return with_release(TwiseEstimate(_model(data, l1_read_out(weights, columns)), budget,
+                                          steps), "learn_twise", rng)
 
     if rho is not None:
         rho = positive("rho", rho, error=PrivacyParameterError)
@@ -122,8 +123,8 @@ def learn_twise(
                                      budget=inner, label="t-wise parity moments")
     weights, _, steps = fit_regressions(first, spin_regressions(p), rho=each, rng=gen,
                                         budget=inner, label="t-wise", **fit)
-    return TwiseEstimate(_model(data, linf_read_out(weights, columns, moments)), budget, steps,
-                         moments)
+    return with_release(TwiseEstimate(_model(data, linf_read_out(weights, columns, moments)),
+                                      budget, steps, moments), "learn_twise", rng)
 
 
 def exact_parity_moments(data: Dataset, order: int) -> dict[tuple[int, ...], float]:
