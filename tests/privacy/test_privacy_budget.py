@@ -162,3 +162,13 @@ def test_delta_policy_one_default_a_warning_and_a_limit():
         PrivacyBudget(epsilon=1, delta=1e-3)
     with pytest.raises(PrivacyParameterError, match="delta=0.1 is at least 0.1"):
         PrivacyBudget(epsilon=1, delta=0.1)
+
+
+def test_require_refuses_what_charge_would_refuse_and_nothing_else():
+    budget = PrivacyBudget(rho=1.0)
+    budget.charge(rho=0.25, label="first")
+    budget.require(0.75, "the rest")  # exactly what is left: allowed, as charge allows it
+    budget.require(0.75 * (1 + 1e-12), "the rest, within the slack")
+    with pytest.raises(BudgetExceededError, match="learning needs rho=0.8, only rho=0.75 left"):
+        budget.require(0.8, "learning")
+    assert [e.label for e in budget.ledger] == ["first"]  # require charges nothing

@@ -25,7 +25,7 @@ from itertools import combinations
 import numpy as np
 
 from dpgm.dataset import Dataset
-from dpgm.errors import BudgetExceededError, DataError, ModelTooLargeError, PrivacyParameterError
+from dpgm.errors import DataError, ModelTooLargeError, PrivacyParameterError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import epsilon_for, exponential_mechanism
 from dpgm.privacy.measure import measure_linear, measure_record_count
@@ -76,8 +76,7 @@ def private_parity_moments(data: Dataset, rho: float, order: int, *,
     budget = budget if budget is not None else PrivacyBudget(rho=rho)
     if budget.mode != "zcdp":
         raise PrivacyParameterError(f"{label} are rho-zCDP: give a zCDP budget")
-    if rho > budget.remaining * (1.0 + 1e-9):
-        raise BudgetExceededError(f"{label} need rho={rho:g}, only rho={budget.remaining:g} left")
+    budget.require(rho, label)
     if data.weights is not None:
         raise DataError(f"{label} need unweighted records")
     queries = parity_sets(p, order)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgm.dataset import Dataset
-from dpgm.errors import BudgetExceededError, PrivacyParameterError
+from dpgm.errors import PrivacyParameterError
 from dpgm.models.base import Release
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.frank_wolfe import SELECTIONS, FrankWolfeSelections, exposure
@@ -101,11 +101,9 @@ def fit_regressions(
     budget = budget if budget is not None else PrivacyBudget(rho=cost)
     if budget.mode != "zcdp":
         raise PrivacyParameterError(f"{label} is rho-zCDP: give a zCDP budget")
-    if cost > budget.remaining * (1.0 + 1e-9):  # refused before the count reads the data
-        paper = " (selection='paper' provably costs up to twice the fit's rho)"
-        raise BudgetExceededError(
-            f"{label} needs rho={cost:g}{paper if selection == 'paper' else ''}, "
-            f"only rho={budget.remaining:g} left")
+    # refused before the count reads the data
+    budget.require(cost, label, " (selection='paper' provably costs up to twice the fit's "
+                                "rho)" if selection == "paper" else "")
     per_regression = charged / exposure(regressions, data.domain.shape)
     gen = None if rng is None else as_generator(rng)  # one stream for every draw
     if steps is None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgm.dataset import Dataset, require_records
-from dpgm.errors import BudgetExceededError, DataError, ParameterError, PrivacyParameterError
+from dpgm.errors import DataError, ParameterError, PrivacyParameterError
 from dpgm.models.pairwise import TwiseModel
 from dpgm.mrf.ising import spin_regressions
 from dpgm.mrf.moments import private_parity_moments
@@ -101,9 +101,7 @@ def learn_twise(
         budget = budget if budget is not None else PrivacyBudget(rho=rho)
         if budget.mode != "zcdp":
             raise PrivacyParameterError("t-wise learning is rho-zCDP: give a zCDP budget")
-        if rho > budget.remaining * (1.0 + 1e-9):  # refused before the data are read
-            raise BudgetExceededError(f"t-wise learning needs rho={rho:g}, only "
-                                      f"rho={budget.remaining:g} left")
+        budget.require(rho, "t-wise learning")  # refused before the data are read
     gen = None if rng is None else as_generator(rng)
     # the data are read from here on: the parts, independent of the data
     part = assign_blocks(len(data), 2, gen, shares=[1.0 - moment_share, moment_share])

@@ -201,6 +201,14 @@ class PrivacyBudget:
             )
         return cdp_epsilon(self._spent, delta), delta
 
+    def require(self, amount: float, what: str, note: str = "") -> None:
+        """Refuse work that will charge ``amount`` (in the budget's unit) where less is left,
+        with the slack :meth:`charge` allows: called before the data are read, so that a
+        run bound to overspend reads and spends nothing."""
+        if self._spent + amount > self._total * (1.0 + _RELATIVE_SLACK):
+            raise BudgetExceededError(f"{what} needs {self._unit}={amount:g}{note}, only "
+                                      f"{self._unit}={self.remaining:g} left")
+
     def to_json(self) -> dict:
         """The ledger as JSON: the accounting, what was spent as (ε, δ) (and ρ in zCDP
         mode) and every entry, oldest first (what ``--ledger`` files and model files hold)."""
