@@ -1,11 +1,25 @@
-"""Exact forward sampling from calibrated junction-tree marginals."""
+"""The one row sampler: records drawn step by step from conditional tables.
+
+:func:`draw_records` fills the records' columns one step at a time, each step drawing some
+attributes given those drawn before: the junction tree's cliques (:func:`sample_records`,
+for every Markov random field) and a Bayesian network's CPDs in topological order
+(:meth:`dpgm.models.BayesianNetwork.sample`, PrivBayes) both go through it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
+from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.inference.junction_tree import JunctionTree
+
+#: one step of :func:`draw_records`: (given attributes, drawn attributes, table whose axes
+#: are the given ones, then the drawn ones)
+Step = tuple[tuple[str, ...], tuple[str, ...], np.ndarray]
+METHODS = ("exact", "rounded")
 
 
 def _draw_rows(conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -15,8 +29,10 @@ def _draw_rows(conditionals: np.ndarray, rows: np.ndarray, rng: np.random.Genera
     array: a single ``searchsorted`` then samples every record at once.
     """
     n_rows, n_cols = conditionals.shape
-    cdf = np.cumsum(conditionals, axis=1)
-    cdf[:, -1] = 1.0  # guard against rounding: every row ends exactly at 1
+    # capped at 1 and ending exactly at 1 whatever the rounding, so that the shifted rows
+    # below stay one increasing array
+    cdf = np.minimum(np.cumsum(conditionals, axis=1), 1.0)
+    cdf[:, -1] = 1.0
     cdf += np.arange(n_rows)[:, None]
     u = rng.random(rows.size)
     flat = np.searchsorted(cdf.ravel(), rows + u, side="right")
@@ -62,6 +78,41 @@ def _rounded_rows(
     return out
 
 
+def draw_records(
+    domain: Domain,
+    steps: Iterable[Step],
+    n: int,
+    rng: np.random.Generator,
+    method: str = "exact",
+) -> np.ndarray:
+    """``n`` records (columns in ``domain`` order) drawn one step at a time.
+
+    A step ``(given, drawn, table)`` draws the attributes ``drawn`` jointly, for each record,
+    from ``table``'s row at the values earlier steps drew for ``given``; each row is
+    normalised here, and a row with no mass is uniform. ``method="exact"`` draws
+    independent records; ``"rounded"`` rounds every row's counts from their expectation
+    (unbiased, with far less sampling error: what synthetic data releases want).
+    """
+    if method not in METHODS:
+        raise ParameterError(f"unknown sampling method {method!r}; use 'exact' or 'rounded'")
+    draw = _draw_rows if method == "exact" else _rounded_rows
+    records = np.zeros((n, len(domain)), dtype=np.int64)
+    for given, drawn, table in steps:
+        given_shape = tuple(domain[a] for a in given)
+        table = np.reshape(table, (int(np.prod(given_shape, dtype=np.int64)), -1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table = table / table.sum(axis=1, keepdims=True)
+        # rows of probability 0 are never drawn from; keep them well defined
+        table[~np.isfinite(table).all(axis=1)] = 1.0 / table.shape[1]
+        if given:
+            rows = np.ravel_multi_index(tuple(records[:, list(domain.axes(given))].T), given_shape)
+        else:
+            rows = np.zeros(n, dtype=np.int64)
+        values = np.unravel_index(draw(table, rows, rng), tuple(domain[a] for a in drawn))
+        records[:, list(domain.axes(drawn))] = np.stack(values, axis=1)
+    return records
+
+
 def sample_records(
     tree: JunctionTree,
     marginals: list[np.ndarray],
@@ -69,40 +120,17 @@ def sample_records(
     rng: np.random.Generator,
     method: str = "exact",
 ) -> np.ndarray:
-    """``n`` records (columns in domain order) from the model with these clique marginals.
+    """``n`` records (columns in domain order) from the model with these clique marginals,
+    drawn clique by clique along the tree (:func:`draw_records`)."""
 
-    ``method="exact"`` draws independent records; ``"rounded"`` draws them clique by
-    clique with every conditional count rounded from its expectation (unbiased, with far
-    less sampling error: what synthetic data releases want).
-    """
-    if method not in ("exact", "rounded"):
-        raise ParameterError(f"unknown sampling method {method!r}; use 'exact' or 'rounded'")
-    draw = _draw_rows if method == "exact" else _rounded_rows
-    domain = tree.domain
-    records = np.zeros((n, len(domain)), dtype=np.int64)
-    done: set[str] = set()
-    for i in tree.order:
-        clique = tree.cliques[i]
-        sep = tuple(a for a in clique if a in done)
-        rest = tuple(a for a in clique if a not in done)
-        if not rest:
-            continue
-        axes = [clique.index(a) for a in sep + rest]
-        table = np.transpose(marginals[i], axes)
-        sep_cells = domain.size(sep)
-        table = table.reshape(sep_cells, -1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            table = table / table.sum(axis=1, keepdims=True)
-        # separator values of probability 0 are never sampled; keep their rows well defined
-        table[~np.isfinite(table).all(axis=1)] = 1.0 / table.shape[1]
-        if sep:
-            cols = [domain.axes([a])[0] for a in sep]
-            rows = np.ravel_multi_index(tuple(records[:, cols].T), domain.project(sep).shape)
-        else:
-            rows = np.zeros(n, dtype=np.int64)
-        drawn = draw(table, rows, rng)
-        values = np.unravel_index(drawn, domain.project(rest).shape)
-        for a, v in zip(rest, values):
-            records[:, domain.axes([a])[0]] = v
-        done.update(rest)
-    return records
+    def steps():
+        done: set[str] = set()
+        for i in tree.order:
+            clique = tree.cliques[i]
+            sep = tuple(a for a in clique if a in done)
+            rest = tuple(a for a in clique if a not in done)
+            if rest:
+                done.update(rest)
+                yield sep, rest, np.transpose(marginals[i], [clique.index(a) for a in sep + rest])
+
+    return draw_records(tree.domain, steps(), n, rng, method)

@@ -24,6 +24,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
 from dpgm.inference.elimination import product_marginal
+from dpgm.inference.sampling import draw_records
 from dpgm.models.base import ModelBase
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.random import as_generator
@@ -121,28 +122,11 @@ class BayesianNetwork(ModelBase):
         return out
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> Dataset:
-        """``n`` records drawn by forward sampling (vectorised over records)."""
+        """``n`` independent records drawn by ancestral sampling: each variable, in
+        topological order, from its CPD's row at its parents' values."""
         n = integer("n", n, least=0)
-        gen = as_generator(rng)
-        column = {v: i for i, v in enumerate(self.variables)}
-        records = np.zeros((n, len(self.variables)), dtype=np.int64)
-        for v in self.topological_order():
-            cpd = self.cpds[v]
-            k = cpd.shape[-1]
-            table = cpd.reshape(-1, k)
-            parents = self.parents[v]
-            if parents:
-                cols = tuple(records[:, column[p]] for p in parents)
-                rows = np.ravel_multi_index(cols, cpd.shape[:-1])
-            else:
-                rows = np.zeros(n, dtype=np.int64)
-            cdf = np.cumsum(table, axis=1)
-            cdf /= cdf[:, -1:]
-            u = gen.random(n)
-            # value j is drawn when cdf[j-1] <= u < cdf[j]: count the cdf entries <= u
-            drawn = (cdf[rows] <= u[:, None]).sum(axis=1)
-            records[:, column[v]] = np.minimum(drawn, k - 1)
-        return Dataset(records, self.domain)
+        steps = ((self.parents[v], (v,), self.cpds[v]) for v in self.topological_order())
+        return Dataset(draw_records(self.domain, steps, n, as_generator(rng)), self.domain)
 
     # -- learning (not private: for the data steward, tests and baselines) ---------------
     @classmethod
