@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import combinations
 from pathlib import Path
 
 import networkx as nx
@@ -12,7 +13,7 @@ from brute_force import random_cliques, random_domain
 
 from dpgm import Domain
 from dpgm.inference import JunctionTree, elimination_order, interaction_graph
-from dpgm.inference.junction_tree import HEURISTICS, clique_cells
+from dpgm.inference.junction_tree import HEURISTICS, TreeSizes, clique_cells
 from dpgm.io import read_bif
 
 BN_DIR = Path(os.environ.get("DPGM_BN_DIR", Path(__file__).parents[1] / "data" / "bn"))
@@ -87,6 +88,35 @@ def test_auto_picks_the_smallest_tree():
         auto = JunctionTree.build(domain, cliques).size()
         assert auto == min(JunctionTree.build(domain, cliques, h).size() for h in HEURISTICS)
         assert clique_cells(domain, cliques) == auto
+
+
+def test_tree_sizes_equal_the_built_trees_and_their_cache_answers_the_same():
+    """TreeSizes answers as JunctionTree.build would, kept per base: a second pass over the
+    same base (every answer from the cache) and a fresh instance give the same sizes."""
+    rng = np.random.default_rng(11)
+    for _ in range(8):
+        domain = random_domain(rng, 4, 8)
+        base = random_cliques(rng, domain)
+        tree = JunctionTree.build(domain, base)
+        sizes = TreeSizes(domain)
+        assert sizes.cells(base) == tree.size()
+        for _ in range(2):  # the second pass answers from the cache
+            for extra in combinations(domain.attrs, 2):
+                exact = JunctionTree.build(domain, list(tree.cliques) + [extra]).size()
+                for cap in (exact - 1, exact, 2 * exact):
+                    assert sizes.fits(tree.cliques, extra, cap) == (exact <= cap)
+                assert sizes.cells(tree.cliques, extra) == exact
+                assert TreeSizes(domain).cells(tree.cliques, extra) == exact
+        assert sizes.cells([]) == sum(domain.shape)  # every attribute a clique of its own
+
+
+def test_tree_sizes_of_an_attribute_of_one_value_and_a_clique_inside_the_base():
+    domain = Domain(["a", "b", "c", "d"], [3, 1, 4, 2])
+    base = [("a", "b"), ("b", "c"), ("c", "d"), ("a", "d")]
+    sizes = TreeSizes(domain)
+    for extra in [("a",), ("a", "b"), ("b", "d"), ("a", "c"), ()]:
+        assert sizes.cells(base, extra) == JunctionTree.build(domain, [*base, extra]).size()
+    assert sizes.cells(base) == JunctionTree.build(domain, base).size()
 
 
 def test_disconnected_components_and_isolated_attributes():

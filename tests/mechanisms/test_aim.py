@@ -17,7 +17,7 @@ from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
 from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.aim import AIM, _ModelMarginals, _TreeSizes, anneals, downward_closure
+from dpgm.mechanisms.aim import AIM, _ModelMarginals, anneals, downward_closure
 from dpgm.privacy import PrivacyBudget, cdp_rho
 
 FAST = {"round_iters": 10, "iters": 30}
@@ -279,19 +279,6 @@ def test_default_workload_drops_marginals_over_max_cells(data):
     allowed = {("a", "b"), ("a", "e"), ("b", "e"), ("a", "c")}
     assert {c for c in mechanism.selected if len(c) == 2} <= allowed
     assert all(len(c) <= 2 for c in mechanism.selected)
-
-
-def test_tree_sizes_match_junction_tree_build():
-    domain = Domain([f"v{i}" for i in range(8)], [2, 3, 5, 7, 4, 6, 3, 2])
-    rng = np.random.default_rng(0)
-    for _ in range(15):
-        cliques = [tuple(rng.choice(domain.attrs, size=2, replace=False)) for _ in range(5)]
-        tree = JunctionTree.build(domain, cliques)
-        for pair in combinations(domain.attrs, 2):
-            exact = JunctionTree.build(domain, list(tree.cliques) + [pair]).size()
-            for cap in (exact - 1, exact, 2 * exact):
-                assert _TreeSizes(domain).fits(tree, pair, cap) == (exact <= cap)
-            assert _TreeSizes(domain).cells(tree, pair) == exact
 
 
 def test_model_size_filter_excludes_a_candidate_over_the_cap():

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgm.errors import ParameterError
-
-Clique = tuple[str, ...]
+from dpgm.inference.cliques import Clique
 
 
 def intersection_closure(cliques: Sequence[Clique]) -> list[frozenset[str]]:

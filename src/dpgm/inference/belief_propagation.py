@@ -9,12 +9,13 @@ handful of NumPy calls, which matters on trees with thousands of cliques.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgm.domain import Domain
+from dpgm.inference.cliques import Clique, smallest_containing
 from dpgm.inference.junction_tree import JunctionTree
 
 LINEAR_RANGE = 600.0  # widest log-potential range passed in linear space (exp(-600) > 0)
@@ -58,10 +59,14 @@ class Calibration:
 
 
 class CliqueLayout:
-    """Clique tables as one flat vector (the layout estimation works in): each clique's
-    shape, size and offset; :meth:`pack` and :meth:`unpack`."""
+    """Tables on ``cliques`` over ``domain`` as one flat vector (the layout estimation works
+    in): each clique's shape, size and offset; :meth:`pack`, :meth:`unpack` and
+    :meth:`find`, the part of the :class:`~dpgm.inference.engine.Engine` protocol that both
+    engines share."""
 
-    def __init__(self, domain: Domain, cliques: Sequence[tuple[str, ...]]):
+    def __init__(self, domain: Domain, cliques: Sequence[Clique]):
+        self.domain = domain
+        self.cliques: list[Clique] = list(cliques)
         self.shapes = [domain.project(c).shape for c in cliques]
         self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
@@ -77,9 +82,16 @@ class CliqueLayout:
             for a, b, shape in zip(self.offsets, self.offsets[1:], self.shapes)
         ]
 
+    def find(self, attrs: Iterable[str]) -> int | None:
+        """Index of the smallest clique containing ``attrs``, or None."""
+        return smallest_containing(self.cliques, attrs, self.domain)
+
 
 class MessagePlan(CliqueLayout):
-    """Axis bookkeeping for passing messages on one junction tree, computed once."""
+    """The exact engine (:class:`~dpgm.inference.engine.Engine`): belief propagation on one
+    junction tree, with the axis bookkeeping of its messages computed once."""
+
+    description = "exact"
 
     def __init__(self, tree: JunctionTree):
         super().__init__(tree.domain, tree.cliques)
@@ -99,6 +111,10 @@ class MessagePlan(CliqueLayout):
             self.up_shape[i] = tuple(domain[a] if a in sep else 1 for a in par)
             self.down_axes[i] = tuple(k for k, a in enumerate(par) if a not in sep)
             self.down_shape[i] = tuple(domain[a] if a in sep else 1 for a in child)
+
+    def find(self, attrs: Iterable[str]) -> int | None:
+        """Index of the smallest clique containing ``attrs``, or None (the tree's index)."""
+        return self.tree.find(attrs)
 
     def calibrate(
         self, log_potentials: list[np.ndarray], mode: str = "sum", finite: bool = False

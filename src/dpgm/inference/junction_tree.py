@@ -12,6 +12,7 @@ import networkx as nx
 
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
+from dpgm.inference.cliques import Clique, maximal, smallest_containing
 
 HEURISTICS = ("min_fill", "min_weight", "weighted_min_fill")
 
@@ -86,28 +87,25 @@ def elimination_order(
     return order, created
 
 
-def _maximal(cliques: Sequence[frozenset[str]]) -> list[frozenset[str]]:
-    """Drop every clique contained in another one."""
-    kept: list[frozenset[str]] = []
-    by_attr: dict[str, list[int]] = {}
-    for clique in sorted(set(cliques), key=len, reverse=True):
-        some = next(iter(clique), None)
-        candidates = by_attr.get(some, []) if some is not None else range(len(kept))
-        if any(clique <= kept[i] for i in candidates):
-            continue
-        for a in clique:
-            by_attr.setdefault(a, []).append(len(kept))
-        kept.append(clique)
-    return kept
-
-
-def smallest_containing(cliques: Sequence[Sequence[str]], attrs: Iterable[str],
-                        domain: Domain) -> int | None:
-    """Index of the clique with the fewest cells that contains ``attrs`` (the first such
-    on a tie), or None: where a model answers a marginal on ``attrs``."""
-    attrs = frozenset(attrs)
-    holders = [i for i, clique in enumerate(cliques) if attrs.issubset(clique)]
-    return min(holders, key=lambda i: domain.size(cliques[i])) if holders else None
+def triangulate(
+    graph: nx.Graph,
+    sizes: dict[str, int],
+    heuristics: Sequence[str] = HEURISTICS,
+    cap: float = -math.inf,
+) -> tuple[int, str, list[Clique]]:
+    """The cells, heuristic and maximal cliques of the triangulation with the fewest cells
+    among ``heuristics`` (the first on a tie), or of the first within ``cap`` cells."""
+    best: tuple[int, str, list[Clique]] | None = None
+    for name in heuristics:
+        _, created = elimination_order(graph, sizes, name)
+        found = maximal(created)
+        cells = sum(math.prod(sizes[a] for a in c) for c in found)
+        if best is None or cells < best[0]:
+            best = (cells, name, found)
+        if cells <= cap:
+            break
+    assert best is not None, "no heuristic given"
+    return best
 
 
 @dataclass
@@ -143,18 +141,9 @@ class JunctionTree:
         With ``heuristic="auto"`` every greedy heuristic is tried and the tree with the
         fewest cells kept: no single heuristic is best on every graph.
         """
-        cliques = [domain.check(c) for c in cliques]
-        graph = interaction_graph(domain, cliques)
-        sizes = domain.to_dict()
+        graph = interaction_graph(domain, [domain.check(c) for c in cliques])
         tried = HEURISTICS if heuristic == "auto" else (heuristic,)
-        best = None
-        for name in tried:
-            _, created = elimination_order(graph, sizes, name)
-            maximal = _maximal(created)
-            cells = sum(domain.size(c) for c in maximal)
-            if best is None or cells < best[0]:
-                best = (cells, name, maximal)
-        _, name, maximal = best
+        _, name, maximal = triangulate(graph, domain.to_dict(), tried)
         ordered = [domain.canonical(c) for c in maximal]
         ordered.sort(key=lambda c: (-domain.size(c), domain.axes(c)))
         parent, order = _join(ordered)
@@ -247,6 +236,53 @@ def _join(cliques: list[tuple[str, ...]]) -> tuple[list[int], list[int]]:
     return parent, order
 
 
+class TreeSizes:
+    """Cells of the junction trees of cliques over one domain, without building the trees
+    (public facts only: a model-size check before any data are read).
+
+    ``cells(base, extra)`` is ``JunctionTree.build(domain, [*base, extra]).size()``. A
+    caller asking about many ``extra`` cliques on one ``base`` (a mechanism's candidates
+    against its current model) shares the work: answers are kept until ``base`` changes.
+    """
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+        self._sizes = domain.to_dict()
+        self._base: tuple[Clique, ...] | None = None
+        self._members: list[frozenset[str]] = []
+        # extra -> (cells of the best heuristic tried, whether every heuristic was tried)
+        self._found: dict[frozenset[str], tuple[int, bool]] = {}
+
+    def cells(
+        self, base: Iterable[Iterable[str]], extra: Iterable[str] = (), cap: float = -math.inf
+    ) -> int:
+        """Cells of the junction tree of the ``base`` cliques and ``extra``; a result of at
+        most ``cap`` may be an upper bound (the search stops at the first heuristic within
+        it, which is enough to decide :meth:`fits`)."""
+        base = tuple(tuple(c) for c in base)
+        if base != self._base:
+            self._base = tuple(self.domain.check(c) for c in base)
+            self._members = [frozenset(c) for c in self._base]
+            self._found = {}
+        extra = self.domain.check(extra)
+        key = frozenset(extra)
+        cliques: list[Clique] = [*self._base, extra]
+        if any(key <= c for c in self._members):  # adds nothing: the base's own tree
+            key, cliques = frozenset(), list(self._base)
+        known = self._found.get(key)
+        if known is not None and (known[1] or known[0] <= cap):
+            return known[0]
+        graph = interaction_graph(self.domain, cliques)
+        cells, _, _ = triangulate(graph, self._sizes, HEURISTICS, cap)
+        self._found[key] = (cells, cells > cap)
+        return cells
+
+    def fits(self, base: Iterable[Iterable[str]], extra: Iterable[str], cap: float) -> bool:
+        """Whether the junction tree of the ``base`` cliques and ``extra`` has at most
+        ``cap`` cells."""
+        return self.cells(base, extra, cap) <= cap
+
+
 def clique_cells(domain: Domain, cliques: Iterable[Iterable[str]]) -> int:
     """Cells of the junction tree that ``cliques`` would need (a model-size estimate)."""
-    return JunctionTree.build(domain, cliques).size()
+    return TreeSizes(domain).cells(cliques)

@@ -26,9 +26,10 @@ m_{v→f} = Σ_{g ∋ v} m_{g→v}/(1 + d_v) − m_{f→v}, and b_v ∝ exp(Σ_g
 It is not exact on trees, but it keeps mirror descent stable with long steps on dense
 graphs, where Bethe's non-convexity makes the steps oscillate.
 
-:class:`LoopyPlan` has the layout of :class:`~dpgm.inference.belief_propagation.MessagePlan`
-(``offsets``, ``shapes``, ``pack``, ``unpack``, ``marginals(θ, total)``, ``find``), so that
-estimation can run on either.
+:class:`LoopyPlan` is an inference engine (:class:`~dpgm.inference.engine.Engine`), like
+:class:`~dpgm.inference.belief_propagation.MessagePlan` (``cliques``, ``offsets``,
+``shapes``, ``pack``, ``unpack``, ``find``, ``marginals(θ, total)``), so that estimation
+and models run on either.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.factor import logsumexp
 from dpgm.inference.belief_propagation import CliqueLayout
-from dpgm.inference.junction_tree import smallest_containing
+from dpgm.inference.cliques import maximal
 from dpgm.inference.region_graph import RegionGraph, largest_move
 from dpgm.validation import integer, number, one_of
 
@@ -57,22 +58,15 @@ class LoopyResult:
     change: float  # the largest change of a log-message in the last sweep
 
 
-def maximal_cliques(cliques: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
-    """The cliques contained in no other (first occurrence kept, order kept)."""
-    unique: list[tuple[str, ...]] = []
-    for clique in cliques:
-        clique = tuple(clique)
-        if clique and not any(set(clique) == set(u) for u in unique):
-            unique.append(clique)
-    return [c for c in unique if not any(set(c) < set(o) for o in unique)]
-
-
 class LoopyPlan(CliqueLayout):
-    """Loopy BP on the maximal ``cliques`` over ``domain`` (see the module docstring).
+    """The approximate engine: loopy BP on the maximal ``cliques`` over ``domain`` (see the
+    module docstring).
 
     ``damping`` d ∈ [0, 1) weighs the old message; sweeps stop when no log-message moves
     by more than ``tol`` or after ``max_iters`` sweeps.
     """
+
+    tree = None  # approximate: no junction tree
 
     def __init__(
         self,
@@ -84,15 +78,13 @@ class LoopyPlan(CliqueLayout):
         max_iters: int = 1000,
         counting: str = "bethe",
     ):
-        self.domain = domain
-        found = maximal_cliques(domain.canonical(c) for c in cliques)
+        found = maximal(domain.canonical(c) for c in cliques)
         covered = {a for c in found for a in c}
-        self.cliques: list[tuple[str, ...]] = found + [(a,) for a in domain if a not in covered]
         self.damping = number("damping", damping, low=0.0, high=1.0, high_open=True)
         self.tol = number("tol", tol, low=0.0, low_open=True)
         self.max_iters = integer("max_iters", max_iters, least=1)
         self.counting = one_of("counting", counting, ("bethe", "convex"))
-        super().__init__(domain, self.cliques)
+        super().__init__(domain, found + [(a,) for a in domain if a not in covered])
         self.degree = {a: sum(a in c for c in self.cliques) for a in domain}
         # Bethe: the factor graph, cliques of one shape batched; convex: the region graph,
         # its messages (up λ, down m) flat
@@ -102,10 +94,10 @@ class LoopyPlan(CliqueLayout):
         self._messages = None  # Bethe: log m_{f→v}, by group and axis
         self.result = LoopyResult(False, 0, math.inf)
 
-    # -- the layout shared with MessagePlan (offsets, pack, unpack) ----------------------------
-    def find(self, attrs: Iterable[str]) -> int | None:
-        """Index of the smallest clique containing ``attrs``, or None."""
-        return smallest_containing(self.cliques, attrs, self.domain)
+    @property
+    def description(self) -> str:
+        """How the engine infers, in words (its counting numbers)."""
+        return f"approximate (loopy belief propagation, {self.counting})"
 
     def reset(self) -> None:
         """Forget the messages: the next call starts from uniform ones."""

@@ -55,12 +55,8 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
-from dpgm.inference.junction_tree import (
-    HEURISTICS,
-    JunctionTree,
-    elimination_order,
-    interaction_graph,
-)
+from dpgm.inference.cliques import Clique
+from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.memory import CELL_BYTES, cells
 from dpgm.models.markov_random_field import MarkovRandomField
@@ -71,7 +67,6 @@ from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, optional, positive
 from dpgm.workload import Workload
 
-Clique = tuple[str, ...]
 MEGABYTE = 2.0**20
 BIAS = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π)·σ: the L1 error per cell of noise alone
 
@@ -237,7 +232,7 @@ class AIM(Mechanism):
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
         epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
         max_cells = self.max_model_size * MEGABYTE / 8.0
-        sizes = _TreeSizes(domain)
+        sizes = TreeSizes(domain)
 
         one_way = measure_marginals(
             data,
@@ -272,7 +267,8 @@ class AIM(Mechanism):
             used = rho - remaining + 0.5 / sigma**2 + epsilon**2 / 8.0
             cap = (min(used, rho) / rho) * max_cells
             with clock("model-size checks"):
-                allowed = {r: w for r, w in candidates.items() if sizes.fits(model.tree, r, cap)}
+                base = model.tree.cliques
+                allowed = {r: w for r, w in candidates.items() if sizes.fits(base, r, cap)}
             with clock("model marginals"):
                 estimates = _model_marginals(model, allowed)
             with clock("selection"):
@@ -360,72 +356,6 @@ class _Stopwatch:
             yield
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - begin
-
-
-class _TreeSizes:
-    """Whether a model stays within a size with one more clique (public facts only).
-
-    A clique inside a clique of the model's tree adds nothing. Otherwise the size is that
-    of ``JunctionTree.build(domain, tree cliques + [clique])``, the tree the next
-    warm-started estimate builds: the fewest cells over the greedy heuristics, each
-    giving the maximal cliques its elimination order creates. The search stops at the
-    first heuristic within the cap (enough to decide), skips building the tree itself,
-    and keeps what it found until the model's tree changes (only when a clique outside
-    it was measured); the cap only grows meanwhile.
-    """
-
-    def __init__(self, domain: Domain):
-        self.domain = domain
-        self.sizes = domain.to_dict()
-        self.base: tuple[Clique, ...] | None = None
-        self.members: list[frozenset[str]] = []
-        self.graph = None
-        # clique -> (cells of the best heuristic tried, whether all heuristics were tried)
-        self.found: dict[Clique, tuple[int, bool]] = {}
-
-    def _use(self, tree: JunctionTree) -> None:
-        base = tuple(tree.cliques)
-        if base != self.base:
-            self.base = base
-            self.members = [frozenset(c) for c in base]
-            self.graph = interaction_graph(self.domain, base)
-            self.found = {}
-
-    def cells(self, tree: JunctionTree, clique: Clique, cap: float = -math.inf) -> int:
-        """Cells of the tree with ``clique`` added; any result ≤ ``cap`` may be an upper bound."""
-        self._use(tree)
-        members = frozenset(clique)
-        if any(members <= c for c in self.members):
-            return tree.size()
-        known = self.found.get(clique)
-        if known is not None and (known[1] or known[0] <= cap):
-            return known[0]
-        graph = self.graph.copy()
-        graph.add_edges_from(combinations(clique, 2))
-        best = math.inf
-        for heuristic in HEURISTICS:
-            _, created = elimination_order(graph, self.sizes, heuristic)
-            best = min(
-                best, sum(math.prod(self.sizes[a] for a in c) for c in _maximal_sets(created))
-            )
-            if best <= cap:
-                break
-        exact = best > cap
-        self.found[clique] = (int(best), exact)
-        return int(best)
-
-    def fits(self, tree: JunctionTree, clique: Clique, cap: float) -> bool:
-        """Inside a model clique, or a tree with it of at most ``cap`` cells."""
-        return self.cells(tree, clique, cap) <= cap
-
-
-def _maximal_sets(sets: Iterable[frozenset[str]]) -> list[frozenset[str]]:
-    """The sets not contained in another one (one of each)."""
-    kept: list[frozenset[str]] = []
-    for s in sorted(set(sets), key=len, reverse=True):
-        if not any(s <= k for k in kept):
-            kept.append(s)
-    return kept
 
 
 class _ModelMarginals:

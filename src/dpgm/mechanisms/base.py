@@ -29,7 +29,8 @@ from dpgm.errors import (
 )
 from dpgm.estimation import estimate
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
-from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.cliques import Clique
+from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import Measurement
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.models.base import Model, ModelBase, Release
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], object]
 WorkloadLike = Workload | Sequence[Iterable[str]]
-Clique = tuple[str, ...]
 
 #: the accounting a mechanism uses: "pure" ε-DP (a δ is accepted and not spent), "zcdp"
 #: (ρ-zCDP reported as (ε, δ), δ defaults to DEFAULT_DELTA), "either" (pure without a
@@ -301,7 +301,7 @@ class Mechanism:
         """The model holds a table on each constraint's columns: the junction tree of those
         tables alone is a lower bound on every model's, so one that is too large fails
         here, before anything is spent."""
-        size = JunctionTree.build(domain, [z.attrs for z in zeros]).size()
+        size = TreeSizes(domain).cells([z.attrs for z in zeros])
         if size > DEFAULT_MAX_CELLS:
             raise ModelTooLargeError(
                 f"the constraints' tables need a model of {size:,} cells, over "
@@ -369,7 +369,7 @@ class CliqueModelMechanism(Mechanism):
         super().plan(domain, workload)
         cliques = list(workload.cliques)
         self.check_tables(domain, cliques, "the model's clique tables")
-        size = JunctionTree.build(domain, cliques).size()
+        size = TreeSizes(domain).cells(cliques)
         self.check_memory(
             f"the junction tree of the model ({size:,} cells)",
             MEASURED_CELL_BYTES * size,

@@ -74,7 +74,8 @@ from dpgm.domain import Domain
 from dpgm.errors import DpgmError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.losses import CustomLoss
-from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.cliques import Clique
+from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES, check_cells
 from dpgm.models.markov_random_field import MarkovRandomField
@@ -84,8 +85,6 @@ from dpgm.privacy.measure import measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, number, optional, positive
 from dpgm.workload import Workload
-
-Clique = tuple[str, ...]
 
 
 def _squares(rounds: int) -> float:
@@ -454,7 +453,7 @@ class DualQuery(Mechanism):
             # the model's size depends on the public domain and workload only
             check_cells(
                 "the workload's junction tree",
-                JunctionTree.build(domain, workload.cliques).size(),
+                TreeSizes(domain).cells(workload.cliques),
                 self.max_cells,
                 alternative=f"use {option('estimator', 'original')} or a smaller workload",
             )

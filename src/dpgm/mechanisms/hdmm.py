@@ -52,7 +52,8 @@ from dpgm.estimation.least_squares import (
     global_least_squares,
     local_least_squares,
 )
-from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.cliques import Clique
+from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import KroneckerQuery, Measurement
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.memory import MEASURED_CELL_BYTES, check_cells, check_memory, table_bytes
@@ -63,7 +64,6 @@ from dpgm.random import Randomness
 from dpgm.validation import integer, number, one_of, optional
 from dpgm.workload import Workload, prefix_matrix
 
-Clique = tuple[str, ...]
 KINDS = ("identity", "prefix")
 LEAST_SQUARES = ("auto", "global", "local")
 #: seed of the (data-independent) random start of every p-Identity optimisation
@@ -304,7 +304,7 @@ class HDMM(Mechanism):
     def _route(self, domain: Domain, workload: Workload) -> str:
         """The estimation route, checked to fit in memory (public facts only)."""
         if self.estimator == "pgm":
-            size = JunctionTree.build(domain, workload.cliques).size()
+            size = TreeSizes(domain).cells(workload.cliques)
             if size > DEFAULT_MAX_CELLS:
                 raise ModelTooLargeError(
                     f"the junction tree of the workload needs {size:,} cells, over "

@@ -54,7 +54,8 @@ from dpgm.domain import Domain
 from dpgm.errors import ModelTooLargeError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.multiplicative_weights import multiplicative_weights
-from dpgm.inference.junction_tree import JunctionTree
+from dpgm.inference.cliques import Clique
+from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import check_memory, table_bytes
@@ -66,8 +67,6 @@ from dpgm.privacy.measure import measure_linear, measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, positive
 from dpgm.workload import Workload
-
-Clique = tuple[str, ...]
 
 
 class MWEM(Mechanism):
@@ -258,25 +257,20 @@ class _TreeGuard:
     """
 
     def __init__(self, domain: Domain, max_cells: float):
-        self.domain = domain
         self.max_cells = max_cells
+        self.sizes = TreeSizes(domain)
         self.too_big: set[Clique] = set()
-        self.cache: dict[tuple[tuple[Clique, ...], Clique], bool] = {}
 
     def allowed(self, cliques: Sequence[Clique], model: MarkovRandomField | None) -> list[Clique]:
-        base = tuple(model.tree.cliques) if model is not None else ()
+        base = model.tree.cliques if model is not None else ()
         found = []
         for clique in cliques:
             if clique in self.too_big:
                 continue
-            key = (base, clique)
-            if key not in self.cache:
-                size = JunctionTree.build(self.domain, list(base) + [clique]).size()
-                self.cache[key] = size <= self.max_cells
-                if not self.cache[key]:
-                    self.too_big.add(clique)
-            if self.cache[key]:
+            if self.sizes.fits(base, clique, self.max_cells):
                 found.append(clique)
+            else:
+                self.too_big.add(clique)
         return found
 
 
