@@ -139,10 +139,11 @@ def evaluate(private, reference, queries, answers, constants) -> dict:
 
 def run_network(name: str, runs: int, methods: tuple[str, ...]) -> dict:
     """All runs of every method and ε on one network."""
+    from dpgm.bn import node_features
     from dpgm.evaluation import bayesian_network as ev
     from dpgm.io import read_bif
-    from dpgm.mechanisms import bn_parameters as bp
     from dpgm.models import BayesianNetwork
+    from experiments._bn import sensitivity_by_derivative
 
     warnings.simplefilter("ignore")  # seeded runs: research, not a release
     network = read_bif(BN_FOLDER / f"{name}.bif")
@@ -157,10 +158,10 @@ def run_network(name: str, runs: int, methods: tuple[str, ...]) -> dict:
     }
     constants = ev.bound_constants(network)
     parents = {v: tuple(network.parents[v]) for v in network.variables}
-    features = bp.node_features(parents, network.domain.to_dict())
+    features = node_features(parents, network.domain.to_dict())
     # Eq. 8 computed from its definition on the reference CPDs, against the closed form
     delta_check = max(
-        abs(bp.sensitivity_by_derivative(reference, v) - features[v].sensitivity)
+        abs(sensitivity_by_derivative(reference, v) - features[v].sensitivity)
         for v in network.variables
     )
     index = NETWORKS.index(name) if name in NETWORKS else 9

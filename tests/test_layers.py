@@ -41,6 +41,7 @@ LAYERS = {
     "discover": 7,
     "cgm": 6.5,  # learners built on estimation, used by the mechanisms
     "mrf": 6.5,  # learners of Ising and pairwise models on the privacy layer
+    "bn": 6.5,  # a Bayesian network's structure, CPDs and budget allocation (post-processing)
     "io": 7,
     "datasets": 7,
     "report": 8,

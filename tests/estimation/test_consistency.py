@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from bn_helpers import load
 
+from dpgm.bn import families
 from dpgm.estimation.consistency import _project, intersection_closure, mutual_consistency
-from dpgm.mechanisms.bn_parameters import families
 
 
 def random_tables(cliques, sizes, seed):

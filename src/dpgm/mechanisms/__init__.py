@@ -2,7 +2,7 @@
 
 from dpgm.mechanisms.aim import AIM
 from dpgm.mechanisms.base import Mechanism
-from dpgm.mechanisms.bn_parameters import BNParameterLearner, DataDependentBN, DInd
+from dpgm.mechanisms.bn import BNParameterLearner, DataDependentBN, DInd
 from dpgm.mechanisms.cgm import CGM
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
