@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections.abc import Sequence
+
+from dpgm.cli.common import say
 
 #: --method -> (learner name in dpgm.mechanisms.BN_LEARNERS, estimator)
 METHODS = {
@@ -23,9 +24,6 @@ METHODS = {
 }
 _QUERY = re.compile(r"\s*P\s*\((?P<variables>[^|]*?)(?:\|(?P<evidence>.*))?\)\s*", re.DOTALL)
 
-
-def _say(message: str) -> None:
-    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
 
 
 def _pairs(items: Sequence[str] | None, flag: str) -> dict[str, str]:
@@ -94,16 +92,15 @@ def _read_network(path: str):
 
 # -- fit ----------------------------------------------------------------------------------------
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli import SEEDED_WARNING, report_spend
+    from dpgm.cli.common import prepare_outputs, report_spend
     from dpgm.dataset import read_raw_table, read_table
     from dpgm.errors import DataError
-    from dpgm.files import check_output
     from dpgm.io import write_bif
     from dpgm.mechanisms import BN_LEARNERS
     from dpgm.schema import Categorical, Schema
 
     name, estimator = METHODS[args.method]
-    options = {"estimator": estimator, "progress": _say, "max_memory": args.max_memory}
+    options = {"estimator": estimator, "progress": say, "max_memory": args.max_memory}
     if args.iters is not None:
         options["iters"] = args.iters
     stage = {"beta": args.beta, "stage_share": args.stage_share, "allocation": args.allocation}
@@ -119,13 +116,8 @@ def _fit(args: argparse.Namespace) -> int:
     # everything knowable before reading the data is checked first
     structure = _read_network(args.structure)
     learner = BN_LEARNERS[name](args.epsilon, structure=structure, **options)
-    if args.seed is not None:
-        print(SEEDED_WARNING, file=sys.stderr)
-    inputs = [args.structure, args.data]
-    out = check_output(args.out, force=args.force, inputs=inputs)
-    ledger = None
-    if args.ledger is not None:
-        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
+    checked = prepare_outputs(args, (args.structure, args.data))
+    out, ledger = checked["out"], checked["ledger"]
     # the structure's states are the public schema: DATA holds state names
     schema = Schema(Categorical(v, structure.states[v]) for v in structure.variables)
     learner.check(schema.domain)
@@ -139,11 +131,11 @@ def _fit(args: argparse.Namespace) -> int:
             + (f"; not in the structure: {extra} (drop them)" if extra else "")
         )
     frame = read_raw_table(args.data)  # each value read on its own by the schema
-    _say(f"read {args.data}: {len(structure.variables)} variables")  # the count is private
+    say(f"read {args.data}: {len(structure.variables)} variables")  # the count is private
     network = learner.fit(frame, rng=args.seed, schema=schema)
     network.name = structure.name
     write_bif(network, out)
-    _say(f"wrote the private network ({args.method}) to {out}")
+    say(f"wrote the private network ({args.method}) to {out}")
     report_spend(learner.budget, ledger, out)
     return 0
 
@@ -190,20 +182,20 @@ def _map(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from dpgm.cli import _check_format, _check_rows, _write_table
+    from dpgm.cli.common import check_format, check_row_memory, write_table
     from dpgm.files import check_output
     from dpgm.memory import DEFAULT_MAX_MEMORY
 
     out = check_output(args.out, force=args.force, inputs=[args.model])
-    _check_format(args.out)
+    check_format(args.out)
     network = _read_network(args.model)
     evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
     # its message names --max-memory and --rows: both are options of bn sample
     limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
-    _check_rows(args.rows, len(network.variables), limit)
+    check_row_memory(args.rows, len(network.variables), limit)
     frame = network.simulate(args.rows, evidence or None, rng=args.seed)
-    _write_table(frame, out)
-    _say(f"wrote {len(frame)} records to {out}")
+    write_table(frame, out)
+    say(f"wrote {len(frame)} records to {out}")
     return 0
 
 

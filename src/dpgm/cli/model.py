@@ -11,13 +11,12 @@ import argparse
 import json
 import sys
 
+from dpgm.cli.common import say
+
 FREE = "reads no data and spends no budget"
 SEEDED_NOTE = ("dpgm: note: this model was fitted with --seed: reproducible research output, "
                "not for release")
 
-
-def _say(message: str) -> None:
-    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
 
 
 def _read(path: str):
@@ -96,23 +95,29 @@ def _info(args: argparse.Namespace) -> int:
 
 # -- sample -----------------------------------------------------------------------------------
 def _sample(args: argparse.Namespace) -> int:
-    from dpgm.cli import _check_default_rows, _check_format, _check_rows, _given, _write_table
+    from dpgm.cli.common import (
+        check_default_rows,
+        check_format,
+        check_row_memory,
+        given_values,
+        write_table,
+    )
     from dpgm.files import check_output
     from dpgm.memory import DEFAULT_MAX_MEMORY
 
     out = check_output(args.out, force=args.force, inputs=[args.model])
-    _check_format(args.out)
+    check_format(args.out)
     model = _read(args.model)
-    given = _given(args.given, model.schema, model.domain)
+    given = given_values(args.given, model.schema, model.domain)
     if args.rows is None:
-        _check_default_rows(model)
+        check_default_rows(model)
     else:
         limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
-        _check_rows(args.rows, len(model.domain), limit)
+        check_row_memory(args.rows, len(model.domain), limit)
     records = model.synthetic_data(args.rows, rng=args.seed, given=given or None)
     frame = records if model.schema is not None else records.to_pandas(labels=True)
-    _write_table(frame, out, model.schema)
-    _say(f"wrote {len(frame)} records to {out}")
+    write_table(frame, out, model.schema)
+    say(f"wrote {len(frame)} records to {out}")
     return 0
 
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
+
+from dpgm.cli.common import say
 
 MODELS = ("ising", "pairwise", "twise")
 #: the library's parameters that ``mrf`` messages name by their flags
 FLAGS = {"blocks": "--blocks", "method": "--method", "width": "--width",
          "min_edge_weight": "--min-edge-weight", "rho": "--rho"}
 
-
-def _say(message: str) -> None:
-    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
 
 
 def _labels(domain) -> dict[str, list]:
@@ -68,23 +66,15 @@ def _check_domain(domain, model: str) -> None:
 
 
 def _outputs(args: argparse.Namespace):
-    """The checked output paths (the model or edges, and the ledger or None), after the
-    note a seed calls for."""
-    from dpgm.cli import SEEDED_WARNING
-    from dpgm.files import check_output
+    """The checked output paths (the model or edges, and the ledger or None)."""
+    from dpgm.cli.common import prepare_outputs
 
-    if args.seed is not None:
-        print(SEEDED_WARNING, file=sys.stderr)
-    inputs = [p for p in (args.data, args.schema, args.domain) if p]
-    out = check_output(args.out, force=args.force, inputs=inputs)
-    ledger = None
-    if args.ledger is not None:
-        ledger = check_output(args.ledger, force=args.force, inputs=[*inputs, args.out])
-    return out, ledger
+    checked = prepare_outputs(args, (args.data, args.schema, args.domain))
+    return checked["out"], checked["ledger"]
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli import _load, _public_inputs, report_spend
+    from dpgm.cli.common import load_records, public_inputs, report_spend
     from dpgm.errors import ParameterError
     from dpgm.files import atomic_write
     from dpgm.mrf import learn_ising, learn_pairwise, learn_twise
@@ -98,15 +88,15 @@ def _fit(args: argparse.Namespace) -> int:
     if args.model != "pairwise" and args.mode is not None:
         raise ParameterError("--mode applies to --model pairwise")
     out, ledger = _outputs(args)
-    schema, domain = _public_inputs(args)
+    schema, domain = public_inputs(args)
     _check_domain(domain, args.model)
     # the radius of the L1 ball: 2λ, or 2λk for the pairwise model
     if not math.isfinite(2.0 * max(domain.shape) * args.width):
         raise ParameterError(f"--width {args.width:g} is too large: twice it (times the "
                              "number of values, for --model pairwise) must be a finite number")
     budget = PrivacyBudget(rho=args.rho, delta=args.delta)  # δ only to report (ε, δ)
-    data = _load(args.data, schema, domain)
-    _say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
+    data = load_records(args.data, schema, domain)
+    say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
     common = {"rng": args.seed, "budget": budget}
     if args.model == "ising":
         estimate = learn_ising(data, args.rho, args.width, **common)
@@ -118,13 +108,13 @@ def _fit(args: argparse.Namespace) -> int:
     with atomic_write(out) as handle:
         json.dump(model_json(args.model, estimate, domain), handle, indent=2,
                   ensure_ascii=False)
-    _say(f"wrote the private {args.model} model ({estimate.steps} Frank-Wolfe steps) to {out}")
+    say(f"wrote the private {args.model} model ({estimate.steps} Frank-Wolfe steps) to {out}")
     report_spend(budget, ledger, out)
     return 0
 
 
 def _structure(args: argparse.Namespace) -> int:
-    from dpgm.cli import _load, _public_inputs, report_spend
+    from dpgm.cli.common import load_records, public_inputs, report_spend
     from dpgm.errors import command_line_spelling
     from dpgm.files import atomic_write
     from dpgm.mrf import learn_structure
@@ -132,14 +122,14 @@ def _structure(args: argparse.Namespace) -> int:
     from dpgm.privacy import PrivacyBudget
 
     out, ledger = _outputs(args)
-    schema, domain = _public_inputs(args)
+    schema, domain = public_inputs(args)
     _check_domain(domain, "ising")
     budget = PrivacyBudget.approximate(args.epsilon, args.delta)
     with command_line_spelling(_flags()):
         # whether a release is possible at all, for the default blocks too: before the data
         blocks = structure_blocks(args.epsilon, args.delta, args.method, args.blocks)
-        data = _load(args.data, schema, domain)
-        _say(f"read {args.data}: {len(domain)} attributes")
+        data = load_records(args.data, schema, domain)
+        say(f"read {args.data}: {len(domain)} attributes")
         found = learn_structure(data, args.epsilon, args.delta, args.width,
                                 args.min_edge_weight, method=args.method, blocks=blocks,
                                 rng=args.seed, budget=budget)
@@ -148,17 +138,17 @@ def _structure(args: argparse.Namespace) -> int:
                    "released": found.edges is not None,
                    "edges": [list(e) for e in found.edges or ()]}, handle, indent=2)
     if found.edges is None:
-        _say(f"the blocks did not agree stably: no edge set released. What may help: "
+        say(f"the blocks did not agree stably: no edge set released. What may help: "
              f"{_advice(args, blocks)}")
     else:
-        _say(f"wrote {len(found.edges)} edges to {out}")
+        say(f"wrote {len(found.edges)} edges to {out}")
     report_spend(budget, ledger, out)
     return 0
 
 
 def _flags() -> dict[str, str]:
     """The flags of ``dpgm`` and of ``mrf``, for messages that name options."""
-    from dpgm.cli import FLAGS as COMMON
+    from dpgm.cli.common import FLAGS as COMMON
 
     return {**COMMON, **FLAGS}
 

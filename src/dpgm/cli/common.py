@@ -1,0 +1,341 @@
+"""What every ``dpgm`` command shares: argument types that say what is wrong in one line,
+progress and warning lines, the public inputs (schema or domain), the choice of engine and
+the loading of records (the one place a command reads data), outputs written whole or not
+at all, and the ledger line. Commands check everything knowable before they call
+:func:`load_records`."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+from collections.abc import Sequence
+
+SEEDED_WARNING = (
+    "note: --seed makes the noise reproducible; anyone who knows the seed can remove it. "
+    "Seeded runs are for research, not for a release."
+)
+NOT_PRIVATE_NOTE = (
+    "note: evaluate reads the real data without noise: its figures are for the data "
+    "steward's own checks, not for release"
+)
+MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
+#: --engine auto counts integer codes in a file larger than this with DuckDB
+AUTO_DUCKDB_BYTES = 2**30
+#: Python parameter -> command-line flag, for messages that suggest an option
+FLAGS = {
+    "epsilon": "--epsilon",
+    "delta": "--delta",
+    "estimator": "--estimator",
+    "iters": "--iters",
+    "rows": "--rows",
+    "max_memory": "--max-memory",
+    "memory_limit": "--max-memory",
+    "max_cells": "--max-cells",
+    "force": "--force",
+    "rng": "--seed",
+}
+#: options passed on to the mechanism's constructor (an error where it takes none such)
+
+# -- argument types: each says what is wrong in one line ---------------------------------------
+def _whole_number(text: str, least: int) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {text}")
+    return int(value)
+
+
+def count(text: str) -> int:
+    """A number of records or iterations: a whole number >= 0 ("1e6" is accepted)."""
+    return _whole_number(text, 0)
+
+
+def positive_count(text: str) -> int:
+    return _whole_number(text, 1)
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number >= 0."""
+    return _whole_number(text, 0)
+
+
+def real(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 2**10, "mi": 2**20,
+          "gi": 2**30, "ti": 2**40}
+
+
+def memory_help() -> str:
+    """The help of ``--max-memory``, with this machine's default."""
+    from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
+
+    return ("memory limit for the tables of the run, e.g. 8G or 512MB "
+            f"(default: half this machine's RAM, {format_bytes(DEFAULT_MAX_MEMORY)})")
+
+
+def memory_size(text: str) -> float:
+    """Bytes: ``2e9``, ``512M``, ``8GB``, ``4GiB`` (k, M, G, T are powers of 1000; Ki, Mi,
+    Gi, Ti of 1024)."""
+    match = re.fullmatch(r"\s*([0-9.eE+]+)\s*([kKmMgGtT]i?)?[bB]?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G or 512MB, got {text!r}")
+    try:
+        number = float(match.group(1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G, got {text!r}") from None
+    size = number * _UNITS[(match.group(2) or "").lower()]
+    if not math.isfinite(size) or size <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text!r}")
+    return size
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, like every other error."""
+
+    def error(self, message: str):  # noqa: D102 (argparse's hook)
+        self.exit(2, f"dpgm: error: {message} (see {self.prog} --help)\n")
+
+
+# -- output -------------------------------------------------------------------------------------
+def say(message: str) -> None:
+    print(f"[dpgm] {message}", file=sys.stderr, flush=True)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"dpgm: warning: {message}", file=sys.stderr, flush=True)
+
+
+def check_row_memory(rows: int, width: int, limit: float) -> None:
+    from dpgm.memory import check_rows
+
+    check_rows(rows, width, limit, copies=2)  # the records, and the table written out
+
+
+def public_inputs(args: argparse.Namespace):
+    """The schema (or None) and the domain named on the command line."""
+    from dpgm.domain import Domain
+    from dpgm.errors import ParameterError
+    from dpgm.schema import Schema
+
+    if args.schema is not None and args.domain is not None:
+        raise ParameterError("give --schema (a raw table) or --domain (integer codes), not both")
+    if args.schema is None and args.domain is None:
+        raise ParameterError("give --schema (a raw table) or --domain (integer codes)")
+    if args.schema is not None:
+        schema = Schema.load(args.schema)
+        return schema, schema.domain
+    return None, Domain.load(args.domain)
+
+
+def choose_engine(args: argparse.Namespace, schema, path: str) -> str:
+    """The counting engine for this run, from the option, whether DuckDB is installed and
+    the file's size (the result is the same on every engine, and with ``auto`` nothing
+    printed says which ran)."""
+    import importlib.util
+
+    from dpgm.errors import ParameterError
+
+    engine = getattr(args, "engine", "numpy")
+    installed = importlib.util.find_spec("duckdb") is not None
+    if engine == "duckdb":
+        if not installed:
+            raise ParameterError("--engine duckdb needs DuckDB: pip install 'dpgm[duckdb]'")
+        return engine
+    if engine == "spark":
+        if importlib.util.find_spec("pyspark") is None:
+            raise ParameterError("--engine spark needs PySpark: pip install 'dpgm[spark]'")
+        return engine
+    if engine == "auto":
+        large = os.path.exists(path) and os.path.getsize(path) > AUTO_DUCKDB_BYTES
+        return "duckdb" if installed and large else "numpy"
+    return engine
+
+
+def load_records(path: str, schema, domain, engine: str = "numpy", max_memory: float | None = None):
+    """The records of ``path``: raw values encoded with the schema, or integer codes (in
+    memory, or counted by DuckDB or Spark where they read them, with progress lines). No
+    warning raised on the records reaches the user (dpgm.privacy.quiet)."""
+    from dpgm.privacy.quiet import on_records
+
+    with on_records():
+        return _read_records(path, schema, domain, engine, max_memory)
+
+
+def _read_records(path: str, schema, domain, engine: str, max_memory: float | None):
+    from dpgm.dataset import Dataset, read_raw_table
+
+    if engine == "duckdb":
+        from dpgm.engines.duckdb import DuckDBTable
+
+        limit = None if max_memory is None else f"{int(max_memory)}B"
+        if schema is not None:  # encoded inside DuckDB into a table of codes on disk
+            return DuckDBTable.encode(path, schema, memory_limit=limit, progress=say)
+        return DuckDBTable(path, domain, memory_limit=limit, progress=say)
+    if engine == "spark":
+        from dpgm.engines.spark import SparkTable, start_session
+
+        # Spark's console progress bar shows its tasks as they run, a timing our progress
+        # lines leave out (a session spark-submit made keeps its own settings)
+        session = start_session("dpgm", {"spark.ui.showConsoleProgress": "false"})
+        if schema is not None:
+            return SparkTable.encode(path, schema, session=session, progress=say)
+        return SparkTable(path, domain, session=session, progress=say)
+    if schema is not None:
+        return schema.encode(read_raw_table(path))
+    return Dataset.load(path, domain)
+
+
+def given_values(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[str]]:
+    """``--given column=value`` options, checked against the schema or domain: a known
+    value, inside the public bounds, possible under the constraints (before reading)."""
+    from dpgm.constraints import evidence_possible
+    from dpgm.errors import ParameterError
+
+    given: dict[str, list[str]] = {}
+    for pair in pairs or ():
+        column, sep, value = pair.partition("=")
+        if not sep or not column:
+            raise ParameterError(f"--given takes column=value, got {pair!r}")
+        given.setdefault(column.strip(), []).append(value.strip())
+    codes: dict[str, list[int]] = {}
+    for column, values in given.items():
+        for value in values:  # raises a one-line error for an unknown column or value
+            if schema is not None:
+                code = schema.code(column, value)
+                if schema.columns[column].outside(value):
+                    raise ParameterError(
+                        f"--given {column}={value}: outside the column's public bounds "
+                        f"{schema.columns[column].bounds_text()}; give a value inside them")
+                codes.setdefault(column, []).append(code)
+            else:
+                codes.setdefault(column, []).append(domain.code(column, value))
+    if schema is not None and not evidence_possible(domain, schema.forbidden, codes):
+        raise ParameterError(f"--given {', '.join(pairs or ())}: the schema's constraints "
+                             "make these values impossible together")
+    return given
+
+
+def write_table(frame, out, schema=None) -> None:
+    """Write a DataFrame as CSV (times in their column's format, so that the file reads
+    back by the schema), or Parquet for a .parquet path, whole or not at all."""
+    from dpgm.files import atomic_write
+
+    if str(out).endswith(".parquet"):
+        with atomic_write(out, "wb") as handle:
+            frame.to_parquet(handle, index=False)
+        return
+    if schema is not None:
+        frame = schema.as_text(frame)
+    with atomic_write(out) as handle:
+        frame.to_csv(handle, index=False)
+
+
+def check_format(out: str) -> None:
+    from dpgm.errors import ParameterError
+
+    if str(out).endswith(".parquet"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ParameterError(
+                "writing Parquet needs pyarrow (pip install pyarrow); or write a .csv"
+            ) from None
+
+
+def prepare_outputs(args: argparse.Namespace, inputs: Sequence[str | None],
+                    outputs: Sequence[str] = ("out", "ledger")) -> dict:
+    """The one pre-read check of a command's outputs, before anything is read or spent:
+    the note a seed calls for, then each output option named in ``outputs`` (None where
+    not given) checked: refused if it exists without ``--force``, or if it is one of the
+    inputs or an earlier output. Returns ``{option: path or None}``."""
+    from dpgm.files import check_output
+
+    if getattr(args, "seed", None) is not None:
+        print(SEEDED_WARNING, file=sys.stderr)
+    written = [p for p in inputs if p]
+    checked = {}
+    for name in outputs:
+        path = getattr(args, name, None)
+        checked[name] = None if path is None else check_output(
+            path, force=getattr(args, "force", False), inputs=written)
+        if path is not None:
+            written.append(path)
+    return checked
+
+
+def report_spend(budget, ledger, out) -> None:
+    """End a run that spent budget: the ledger file where asked for, and the ledger line
+    (on standard error where the output ``out`` went to standard output)."""
+    from dpgm.files import writes_to_stdout
+
+    if ledger is not None:
+        write_ledger(ledger, budget)
+    print(ledger_line(budget), file=sys.stderr if writes_to_stdout(out) else sys.stdout)
+
+
+def write_ledger(path, budget) -> None:
+    """The run's privacy ledger as JSON (what evaluate --ledger puts in the report)."""
+    import json
+
+    from dpgm.files import atomic_write
+
+    with atomic_write(path) as handle:
+        json.dump(budget.to_json(), handle, indent=2)
+
+
+def check_default_rows(result) -> None:
+    """Refuse to write a model's noisy record count of rows where it is huge (a tiny
+    epsilon); records a mechanism released are written as they are."""
+    from dpgm.errors import DpgmError
+    from dpgm.models.base import ModelBase
+
+    if not isinstance(result, ModelBase):
+        return
+    total = max(int(round(result.total)), 0)
+    if total > MAX_DEFAULT_ROWS:
+        raise DpgmError(
+            f"the model estimates {total:,} records (a very small epsilon makes this noisy); "
+            "pass --rows to choose how many synthetic records to write"
+        )
+
+
+def ledger_line(budget) -> str:
+    epsilon, delta = budget.spent_epsilon_delta()
+    line = f"privacy spent: epsilon={epsilon:.6g} delta={delta:.6g}"
+    if budget.mode == "zcdp":
+        line += f" rho={budget.spent_rho:.6g}"
+    return line
+
+
+def sampling_seed(seed: int | None) -> int | None:
+    """Seed of the synthetic sample: derived from --seed, distinct from the noise's."""
+    return None if seed is None else seed + 1
+
+
+def add_engine_option(parser: argparse.ArgumentParser, same: str) -> None:
+    """The --engine option of the commands that count records."""
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "numpy", "duckdb", "spark"),
+        default="auto",
+        help="where the records are counted: numpy (in memory), duckdb (out of core; pip "
+        "install 'dpgm[duckdb]') or spark (in the session spark-submit sets up, or a local "
+        "one; pip install 'dpgm[spark]'); a raw table is encoded with its schema inside the "
+        f"engine. auto: duckdb for a file over {AUTO_DUCKDB_BYTES // 2**30} GiB when it is "
+        f"installed, numpy otherwise. Every engine gives the same counts, {same} "
+        "(default: auto)",
+    )
+
+

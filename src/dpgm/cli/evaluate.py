@@ -1,0 +1,165 @@
+"""``dpgm evaluate``: compare synthetic data with the real data (not private: for the data
+steward's own checks), with an HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dpgm.cli.common import (
+    NOT_PRIVATE_NOTE,
+    add_engine_option,
+    choose_engine,
+    load_records,
+    memory_help,
+    memory_size,
+    positive_count,
+    public_inputs,
+    say,
+)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from itertools import combinations
+
+    import numpy as np
+
+    from dpgm.errors import DataError, ParameterError
+    from dpgm.evaluation import marginal_errors, mean_tv
+    from dpgm.memory import CELL_BYTES, check_memory
+    from dpgm.workload import Workload
+
+    schema, domain = public_inputs(args)
+    workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    report = _report_path(args)
+    ledger = _read_ledger(args.ledger)  # a file that is no ledger is refused before reading
+    for ways in args.ways:
+        if not 1 <= ways <= len(domain):
+            raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
+    # the largest table compared, from the domain alone (real and synthetic side by side)
+    cliques = [c for w in args.ways for c in combinations(domain.attrs, w)]
+    cliques += [] if workload is None else list(workload.cliques)
+    largest = max(cliques, key=domain.size)
+    check_memory(
+        f"the {len(largest)}-way marginal on {largest}",
+        2.0 * domain.size(largest) * CELL_BYTES,
+        args.max_memory,
+    )
+    print(NOT_PRIVATE_NOTE, file=sys.stderr)
+    real, synthetic = (load_records(path, schema, domain, choose_engine(args, schema, path),
+                                    args.max_memory)
+                       for path in (args.real, args.synthetic))
+    for path, data in ((args.real, real), (args.synthetic, synthetic)):
+        if len(data) == 0:
+            raise DataError(f"{path} has no records: there is nothing to compare")
+    print(f"real: {len(real)} records; synthetic: {len(synthetic)} records")
+    if workload is not None:
+        error = workload.error(real, synthetic)
+        print(
+            f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): {error:.4f}"
+        )
+        tv = np.mean(list(marginal_errors(real, synthetic, workload.cliques).values()))
+        print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
+    for ways in args.ways:
+        print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
+    if report is not None:
+        from dpgm.report import build_report, write_report
+
+        page = build_report(real, synthetic, workload=workload, ledger=ledger)
+        report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
+        write_report(report, page)
+        say(f"wrote the report to {report}")
+    return 0
+
+
+def _report_path(args: argparse.Namespace):
+    """DIR/index.html for --report DIR, checked before any data are read."""
+    from pathlib import Path
+
+    from dpgm.errors import OutputError
+    from dpgm.files import check_output
+
+    if args.report is None:
+        if args.ledger is not None:
+            raise OutputError("--ledger goes with --report DIR")
+        return None
+    folder = Path(args.report)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--report {folder}: not a directory")
+    inputs = [p for p in (args.real, args.synthetic, args.ledger) if p]
+    if not folder.exists():  # its parent must take it; it is made once the report is ready
+        check_output(folder, inputs=inputs)
+        return folder / "index.html"
+    return check_output(folder / "index.html", force=args.force, inputs=inputs)
+
+
+def _read_ledger(path):
+    import json
+
+    from dpgm.errors import DataError
+
+    if path is None:
+        return None
+    try:
+        with open(path) as handle:
+            ledger = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not a ledger written by dpgm synth --ledger ({exc})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the ledger ({exc.strerror})") from None
+    entries = ledger.get("entries") if isinstance(ledger, dict) else None
+    if not (isinstance(ledger, dict) and isinstance(ledger.get("spent"), dict)
+            and isinstance(entries, list) and all(isinstance(e, dict) for e in entries)):
+        raise DataError(f"{path}: not a ledger written by dpgm synth --ledger (it has no "
+                        '"spent" and "entries")')
+    return ledger
+
+
+
+
+def add_commands(commands) -> None:
+    """Add ``evaluate`` to the ``dpgm`` parser's subcommands."""
+    from dpgm.memory import DEFAULT_MAX_MEMORY
+
+    evaluate = commands.add_parser("evaluate", help="compare synthetic data with the real data")
+    evaluate.add_argument("real", help="CSV of the real records")
+    evaluate.add_argument("synthetic", help="CSV of the synthetic records")
+    evaluate.add_argument(
+        "--schema", default=None, help="the public schema JSON, raw tables (default: none)"
+    )
+    evaluate.add_argument(
+        "--domain", default=None, help="JSON {attribute: size}, integer codes (default: none)"
+    )
+    evaluate.add_argument(
+        "--ways",
+        type=positive_count,
+        nargs="+",
+        default=[1, 2, 3],
+        help="sizes of the marginals compared (default: 1 2 3)",
+    )
+    evaluate.add_argument(
+        "--workload",
+        default=None,
+        help="workload JSON (as for synth): report its error and the mean TV on its "
+        "marginals (default: none)",
+    )
+    evaluate.add_argument(
+        "--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, help=memory_help()
+    )
+    evaluate.add_argument(
+        "--report",
+        default=None,
+        metavar="DIR",
+        help="write an HTML report to DIR/index.html (default: none)",
+    )
+    evaluate.add_argument(
+        "--ledger", default=None, help="the ledger synth --ledger wrote (default: none)"
+    )
+    evaluate.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite DIR/index.html if it exists (default: refuse)",
+    )
+    add_engine_option(evaluate, "so the same comparison")
+    evaluate.set_defaults(run=_evaluate)
+

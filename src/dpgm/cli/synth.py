@@ -1,0 +1,252 @@
+"""``dpgm synth`` and ``dpgm fit``: the one command that fits a synthesizer on data (and
+samples, or saves the model). Everything knowable before reading the data is checked
+first (:func:`fit_checked`), so a run bound to fail spends nothing."""
+
+from __future__ import annotations
+
+import argparse
+
+from dpgm.cli.common import (
+    FLAGS,
+    add_engine_option,
+    check_default_rows,
+    check_format,
+    check_row_memory,
+    choose_engine,
+    given_values,
+    load_records,
+    memory_help,
+    memory_size,
+    positive_count,
+    prepare_outputs,
+    public_inputs,
+    real,
+    report_spend,
+    sampling_seed,
+    say,
+    seed,
+    write_table,
+)
+
+PASSED_ON = ("iters", "max_cells")
+
+
+def _build_mechanism(args: argparse.Namespace):
+    """The mechanism named by --mechanism, with the options it accepts."""
+    import inspect
+
+    from dpgm.errors import ParameterError
+    from dpgm.mechanisms import REGISTRY
+
+    cls = REGISTRY[args.mechanism]
+    accepted = inspect.signature(cls).parameters
+    options = {"progress": say, "max_memory": args.max_memory}
+    if args.estimator is not None:
+        options["estimator"] = args.estimator
+    if args.delta is not None:
+        options["delta"] = args.delta
+    for name in PASSED_ON:
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if name not in accepted:
+            raise ParameterError(f"{FLAGS[name]} does not apply to {args.mechanism}")
+        options[name] = value
+    rows = getattr(args, "rows", None)  # dpgm fit draws no records
+    if rows is not None and "rows" in accepted and args.estimator == "original":
+        options["rows"] = rows  # a mechanism that draws its records itself
+    return cls(args.epsilon, **options)
+
+
+def _synth(args: argparse.Namespace) -> int:
+    """``dpgm synth``: fit, then write synthetic records (and the model, where asked)."""
+    mechanism, outputs = fit_checked(args, sample=True)
+    out = outputs["out"]
+    if args.rows is None:
+        check_default_rows(mechanism.result)
+    synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed),
+                                         given=outputs["given"])
+    if mechanism.schema is None:
+        synthetic = synthetic.to_pandas()
+    if outputs["model"] is not None:
+        mechanism.result.save(outputs["model"])
+        say(f"wrote the model to {outputs['model']}")
+    write_table(synthetic, out, mechanism.schema)
+    say(f"wrote {len(synthetic)} synthetic records to {out}")
+    report_spend(mechanism.budget, outputs["ledger"], out)
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    """``dpgm fit``: fit and save the model, without sampling (it answers later, free)."""
+    mechanism, outputs = fit_checked(args, sample=False)
+    mechanism.result.save(outputs["out"])
+    say(f"wrote the model to {outputs['out']}; dpgm model sample|query|map|info read it "
+         "without the data and without spending more")
+    report_spend(mechanism.budget, outputs["ledger"], outputs["out"])
+    return 0
+
+
+def fit_checked(args: argparse.Namespace, *, sample: bool):
+    """The mechanism of ``synth`` or ``fit``, fitted once everything knowable before
+    reading the data was checked (options, outputs, schema, workload, sizes); and the
+    outputs, checked: ``out``, ``ledger``, ``model`` (synth's --save-model), ``given``."""
+    from dpgm.errors import ParameterError
+    from dpgm.workload import Workload
+
+    mechanism = _build_mechanism(args)
+    inputs = (args.data, args.domain, args.schema, args.workload)
+    outputs = prepare_outputs(args, inputs, ("out", "save_model", "ledger") if sample
+                              else ("out", "ledger"))
+    out, model_out, ledger = outputs["out"], outputs.get("save_model"), outputs["ledger"]
+    if not mechanism.releases_model and (not sample or model_out is not None):
+        raise ParameterError(
+            f"--estimator {mechanism.estimator} of {args.mechanism} releases synthetic records, "
+            f"not a model to save: use --estimator pgm")
+    if sample:
+        check_format(args.out)
+    schema, domain = public_inputs(args)
+    given = given_values(args.given, schema, domain) if sample else {}
+    workload = None if args.workload is None else Workload.load(args.workload).check(domain)
+    if workload is not None and not mechanism.uses_workload:
+        raise ParameterError(f"--mechanism {args.mechanism} measures no workload; drop "
+                             "--workload, or choose aim, mwem, dualquery, hdmm or cgm")
+    mechanism.check(domain, workload, zeros=schema.forbidden if schema else ())
+    if sample:
+        mechanism.check_synthesizable(domain, workload)
+    if given and mechanism.estimator != "pgm":  # table models cannot condition
+        raise ParameterError("--given needs the Private-PGM estimator (--estimator pgm)")
+    if sample and args.rows is not None:
+        check_row_memory(args.rows, len(domain), mechanism.max_memory)
+
+    engine = choose_engine(args, schema, args.data)
+    if engine != "numpy" and mechanism.needs_records:
+        raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
+                             "use --engine numpy")
+    data = load_records(args.data, schema, domain, engine, mechanism.max_memory)
+    # the number of records is private, and so is the file's size: the engine auto chose
+    # from it is not named (the result is the same on every engine)
+    say(f"read {args.data}: {len(domain)} attributes"
+         f"{f', counted by {engine}' if args.engine != 'auto' else ''}")
+    mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
+    return mechanism, {"out": out, "ledger": ledger, "model": model_out, "given": given}
+
+
+def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
+    """The options of ``synth`` and ``fit``: the data, its public description, the
+    budget, the mechanism and its settings."""
+    from dpgm.mechanisms import REGISTRY
+    from dpgm.privacy.policy import DEFAULT_DELTA
+
+    command.add_argument("data", help="CSV of the records (.gz accepted)")
+    command.add_argument(
+        "--schema",
+        default=None,
+        help="the public schema JSON of a raw table (see dpgm schema); give it or --domain "
+        "(default: none)",
+    )
+    command.add_argument(
+        "--domain",
+        default=None,
+        help="JSON {attribute: number of values} for integer codes (default: none)",
+    )
+    command.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
+    command.add_argument(
+        "--delta",
+        type=real,
+        default=None,
+        help=f"delta of (epsilon, delta)-DP (default: {DEFAULT_DELTA:g} for the zCDP "
+        "mechanisms; pure epsilon-DP mechanisms accept it and spend none; mwem is pure "
+        "without it)",
+    )
+    command.add_argument(
+        "--mechanism", choices=sorted(REGISTRY), default="mst", help="the mechanism (default: mst)"
+    )
+    command.add_argument(
+        "--estimator",
+        choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
+        default=None,
+        help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
+        "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",
+    )
+    command.add_argument(
+        "--workload",
+        default=None,
+        help='JSON list of attribute lists, e.g. [["age", "sex"]], or '
+        '{"cliques": [...], "numeric": [...]} (default: the mechanism\'s own)',
+    )
+    command.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help="a whole number >= 0 that makes the run reproducible, for research only "
+        "(default: none, OpenDP's exact samplers)",
+    )
+    command.add_argument(
+        "--iters",
+        type=positive_count,
+        default=None,
+        help="estimation iterations (default: the mechanism's)",
+    )
+    command.add_argument(
+        "--max-cells",
+        type=real,
+        default=None,
+        help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
+        "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
+        "(default: the mechanism's)",
+    )
+    command.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
+    add_engine_option(command, "so the same result for a seed")
+
+
+
+
+def add_commands(commands) -> None:
+    """Add ``synth`` and ``fit`` to the ``dpgm`` parser's subcommands."""
+    synth = commands.add_parser("synth", help="fit a private model and write synthetic data")
+    add_fit_options(synth, memory_help())
+    synth.add_argument(
+        "--given",
+        action="append",
+        default=None,
+        metavar="COLUMN=VALUE",
+        help="draw the synthetic records conditioned on this value (repeatable; values of "
+        "one column are alternatives; default: none)",
+    )
+    synth.add_argument(
+        "--out", required=True,
+        help="where to write the synthetic table (.csv, or .parquet; - for standard output)"
+    )
+    synth.add_argument(
+        "--rows",
+        type=positive_count,
+        default=None,
+        help="synthetic records to write (default: the model's noisy estimate)",
+    )
+    synth.add_argument(
+        "--save-model", default=None, metavar="MODEL.dpgm",
+        help="also save the fitted model: dpgm model sample|query|map answer from it later "
+        "without the data and without spending more (default: none)",
+    )
+    synth.add_argument(
+        "--ledger",
+        default=None,
+        help="also write the privacy ledger as JSON, for evaluate --report (default: none)",
+    )
+    synth.add_argument(
+        "--force", action="store_true", help="overwrite --out if it exists (default: refuse)"
+    )
+    synth.set_defaults(run=_synth)
+
+    fit = commands.add_parser(
+        "fit", help="fit a private model and save it (no sampling): spends the budget once")
+    add_fit_options(fit, memory_help())
+    fit.add_argument("--out", required=True, metavar="MODEL.dpgm",
+                     help="where to save the model (dpgm model ... reads it)")
+    fit.add_argument("--ledger", default=None,
+                     help="also write the privacy ledger as JSON (default: none)")
+    fit.add_argument("--force", action="store_true",
+                     help="overwrite --out if it exists (default: refuse)")
+    fit.set_defaults(run=_fit)
+
