@@ -352,3 +352,26 @@ def test_hdmm_local_least_squares_is_refused_before_the_data_are_read(tmp_path, 
     )  # fmt: skip
     _assert_one_line_error(capsys, code, "HDMM", "Private-PGM")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_the_options_named_without_importing_the_mechanisms_match_the_registry():
+    """``dpgm --help`` offers --mechanism and --estimator from names in cli.common (so
+    that it imports no mechanism); they must be the registry's."""
+    from dpgm.cli.common import ESTIMATORS, MECHANISMS
+    from dpgm.mechanisms import REGISTRY
+
+    assert MECHANISMS == tuple(sorted(REGISTRY))
+    assert ESTIMATORS == tuple(sorted({e for cls in REGISTRY.values() for e in cls.estimators}))
+
+
+def test_import_dpgm_loads_no_subpackage_until_one_is_used():
+    """The package's names load on first use (dpgm._lazy); every name in __all__ resolves."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dpgm; heavy = [m for m in ('numpy', 'pandas', 'scipy', 'dpgm.models') "
+            "if m in sys.modules]; print(heavy); "
+            "assert all(getattr(dpgm, name) is not None for name in dpgm.__all__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

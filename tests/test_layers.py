@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dpgm"
 LAYERS = {
     "errors": 0,
     "_version": 0,
+    "_lazy": 0,
     "validation": 1,
     "random": 1,
     "files": 1,

@@ -1,24 +1,26 @@
 """dpgm: differentially private learning, estimation and inference with graphical models."""
 
-# subpackages users reach as dpgm.privacy, dpgm.mechanisms, ... after `import dpgm`
-from dpgm import datasets, evaluation, inference, mechanisms, models, mrf, privacy, schema
+from dpgm._lazy import lazy_exports
 from dpgm._version import __version__ as __version__
-from dpgm.dataset import Dataset, read_raw_table
-from dpgm.domain import Domain
-from dpgm.errors import (
-    BudgetExceededError,
-    DataError,
-    DomainError,
-    DpgmError,
-    ModelTooLargeError,
-    PrivacyParameterError,
-)
-from dpgm.estimation import Measurement, estimate
-from dpgm.factor import Factor
-from dpgm.mechanisms.cgm import fit_cgm
-from dpgm.models import MarkovRandomField, load
-from dpgm.schema import Schema
-from dpgm.schema.draft import draft
+
+# what ``dpgm.X`` names, imported on first use: ``import dpgm`` loads none of it
+_EXPORTS = {
+    **{name: f"dpgm.{name}" for name in ("datasets", "evaluation", "inference", "mechanisms",
+                                         "models", "mrf", "privacy", "schema")},
+    **{name: f"{module}:{name}" for module, names in {
+        "dpgm.dataset": ("Dataset", "read_raw_table"),
+        "dpgm.domain": ("Domain",),
+        "dpgm.errors": ("BudgetExceededError", "DataError", "DomainError", "DpgmError",
+                        "ModelTooLargeError", "PrivacyParameterError"),
+        "dpgm.estimation": ("Measurement", "estimate"),
+        "dpgm.factor": ("Factor",),
+        "dpgm.mechanisms.cgm": ("fit_cgm",),
+        "dpgm.models": ("MarkovRandomField", "load"),
+        "dpgm.schema": ("Schema",),
+        "dpgm.schema.draft": ("draft",),
+    }.items() for name in names},
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "datasets",

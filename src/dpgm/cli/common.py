@@ -24,6 +24,11 @@ NOT_PRIVATE_NOTE = (
 MAX_DEFAULT_ROWS = 100_000_000  # beyond this the number of rows must be asked for
 #: --engine auto counts integer codes in a file larger than this with DuckDB
 AUTO_DUCKDB_BYTES = 2**30
+#: the synthesizers and their estimators as --mechanism and --estimator offer them, named
+#: here so that ``dpgm --help`` imports no mechanism (tests/test_cli.py checks them against
+#: dpgm.mechanisms.REGISTRY)
+MECHANISMS = ("aim", "cgm", "dualquery", "hdmm", "mst", "mwem", "privbayes", "psgd")
+ESTIMATORS = ("em", "naive", "naive-projected", "original", "pgm", "sgd")
 #: Python parameter -> command-line flag, for messages that suggest an option
 FLAGS = {
     "epsilon": "--epsilon",
@@ -257,7 +262,7 @@ def check_format(out: str) -> None:
 def prepare_outputs(args: argparse.Namespace, inputs: Sequence[str | None],
                     outputs: Sequence[str] = ("out", "ledger")) -> dict:
     """The one pre-read check of a command's outputs, before anything is read or spent:
-    the note a seed calls for, then each output option named in ``outputs`` (None where
+    the warning a seed calls for, then each output option named in ``outputs`` (None where
     not given) checked: refused if it exists without ``--force``, or if it is one of the
     inputs or an earlier output. Returns ``{option: path or None}``."""
     from dpgm.files import check_output

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 
 from dpgm.cli.common import (
+    ESTIMATORS,
     FLAGS,
+    MECHANISMS,
     add_engine_option,
     check_default_rows,
     check_format,
@@ -135,7 +137,6 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
 def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
     """The options of ``synth`` and ``fit``: the data, its public description, the
     budget, the mechanism and its settings."""
-    from dpgm.mechanisms import REGISTRY
     from dpgm.privacy.policy import DEFAULT_DELTA
 
     command.add_argument("data", help="CSV of the records (.gz accepted)")
@@ -160,11 +161,11 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         "without it)",
     )
     command.add_argument(
-        "--mechanism", choices=sorted(REGISTRY), default="mst", help="the mechanism (default: mst)"
+        "--mechanism", choices=MECHANISMS, default="mst", help="the mechanism (default: mst)"
     )
     command.add_argument(
         "--estimator",
-        choices=sorted({e for cls in REGISTRY.values() for e in cls.estimators}),
+        choices=ESTIMATORS,
         default=None,
         help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
         "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",

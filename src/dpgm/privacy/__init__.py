@@ -21,20 +21,20 @@ and its amplified cost), :mod:`.frank_wolfe` (private Frank–Wolfe selections),
 :mod:`.policy` (δ policy, parameter checks, seeds).
 """
 
-from dpgm.privacy.accounting import cdp_delta, cdp_epsilon, cdp_rho
-from dpgm.privacy.amplification import amplified_epsilon, poisson_subsample, subsample_epsilon
-from dpgm.privacy.budget import LedgerEntry, PrivacyBudget
-from dpgm.privacy.exponential import exponential_mechanism, exponential_mechanism_rows
-from dpgm.privacy.measure import (
-    gaussian_sigma,
-    laplace_scale,
-    measure_linear,
-    measure_marginals,
-    measure_per_individual,
-    query_sensitivity,
-)
-from dpgm.privacy.noise import gaussian_noise, laplace_noise
-from dpgm.privacy.policy import DEFAULT_DELTA, check_delta
+from dpgm._lazy import lazy_exports
+
+# imported on first use: the policy (DEFAULT_DELTA, checks) loads without the samplers
+__getattr__, __dir__ = lazy_exports(__name__, {
+    name: f"dpgm.privacy.{module}:{name}" for module, names in {
+        "accounting": ("cdp_delta", "cdp_epsilon", "cdp_rho"),
+        "amplification": ("amplified_epsilon", "poisson_subsample", "subsample_epsilon"),
+        "budget": ("LedgerEntry", "PrivacyBudget"),
+        "exponential": ("exponential_mechanism", "exponential_mechanism_rows"),
+        "measure": ("gaussian_sigma", "laplace_scale", "measure_linear", "measure_marginals",
+                    "measure_per_individual", "query_sensitivity"),
+        "noise": ("gaussian_noise", "laplace_noise"),
+        "policy": ("DEFAULT_DELTA", "check_delta"),
+    }.items() for name in names})
 
 __all__ = [
     "DEFAULT_DELTA",
