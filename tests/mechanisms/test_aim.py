@@ -17,7 +17,7 @@ from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
 from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
 from dpgm.inference.junction_tree import JunctionTree
-from dpgm.mechanisms.aim import AIM, _ModelMarginals, anneals, downward_closure
+from dpgm.mechanisms.aim import AIM, anneals, downward_closure
 from dpgm.privacy import PrivacyBudget, cdp_rho
 
 FAST = {"round_iters": 10, "iters": 30}
@@ -303,23 +303,6 @@ def test_model_size_filter_excludes_a_candidate_over_the_cap():
     assert ("c", "e") in free.selected
 
 
-# -- the model's marginals used for scoring ----------------------------------------------
-def test_model_marginals_match_the_model(data):
-    domain = Domain(["a", "b", "c", "e", "f"], [2, 3, 4, 3, 2])
-    rng = np.random.default_rng(5)
-    potentials = {
-        p: rng.normal(size=domain.project(p).shape)
-        for p in [("a", "b"), ("b", "c"), ("c", "e"), ("e", "f"), ("a", "c")]
-    }
-    model = MarkovRandomField(domain, potentials, total=1000.0)
-    marginals = _ModelMarginals(model)
-    for k in (1, 2, 3):
-        for clique in combinations(domain.attrs, k):
-            np.testing.assert_allclose(marginals(clique), model.marginal(clique), rtol=1e-9)
-            backwards = clique[::-1]
-            np.testing.assert_allclose(marginals(backwards), model.marginal(backwards), rtol=1e-9)
-
-
 # -- reproducibility ---------------------------------------------------------------------
 # -- accuracy ----------------------------------------------------------------------------
 @pytest.mark.parametrize("estimator", ["pgm", "original"])
@@ -378,18 +361,6 @@ def test_bad_parameters_for_the_domain_fail_before_reading_data(data):
         AIM(1.0, max_cells=5).fit(PublicOnly(data.domain), rng=0)
 
 
-
-
-def test_model_marginals_across_a_subtree_of_many_cliques():
-    """A chain of 70 attributes: (x0, x69) spans 69 cliques, more than one einsum takes."""
-    domain = Domain([f"x{i}" for i in range(70)], [2] * 70)
-    rng = np.random.default_rng(5)
-    potentials = {(f"x{i}", f"x{i + 1}"): rng.normal(size=(2, 2)) for i in range(69)}
-    model = MarkovRandomField(domain, potentials, total=100.0)
-    for clique in [("x0", "x69"), ("x3", "x40", "x66"), ("x10", "x11")]:
-        np.testing.assert_allclose(
-            _ModelMarginals(model)(clique), model.marginal(clique), rtol=1e-9, atol=1e-12
-        )
 
 
 def test_runs_on_tables_of_more_than_64_attributes():

@@ -21,6 +21,8 @@ import pytest
 from brute_force import chi_square_pvalue, joint, marginal, random_model
 
 from dpgm import DataError, Dataset, Domain, DomainError, Factor, MarkovRandomField
+from dpgm.errors import ParameterError
+from dpgm.inference import LoopyPlan, MessagePlan
 
 SEEDS = range(12)
 ALPHA = 1e-3
@@ -58,6 +60,80 @@ def test_marginals_in_and_out_of_cliques(seed, zeros):
             in_clique += 1
     assert in_clique  # both code paths were exercised (unless one clique holds everything)
     assert out_of_clique or len(model.tree.cliques) == 1
+
+
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_many_marginals_in_one_calibration_equal_the_one_by_one_marginals(seed):
+    domain, _, model, p, _ = random_model(seed, 0.3, total=500.0)
+    rng = np.random.default_rng(seed)
+    attr_sets = subsets(domain, rng) + list(itertools.combinations(domain.attrs, 2))
+    attr_sets += [tuple(reversed(c)) for c in model.tree.cliques]
+    for attrs, got in zip(attr_sets, model.marginals(attr_sets), strict=True):
+        np.testing.assert_allclose(got, model.marginal(attrs), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(got, 500.0 * marginal(domain, p, attrs), atol=1e-9)
+    assert model.marginals([]) == []
+
+
+def test_many_marginals_across_subtrees_and_in_any_axis_order():
+    domain = Domain(["a", "b", "c", "e", "f"], [2, 3, 4, 3, 2])
+    rng = np.random.default_rng(5)
+    potentials = {
+        p: rng.normal(size=domain.project(p).shape)
+        for p in [("a", "b"), ("b", "c"), ("c", "e"), ("e", "f"), ("a", "c")]
+    }
+    model = MarkovRandomField(domain, potentials, total=1000.0)
+    cliques = [c for k in (1, 2, 3) for c in itertools.combinations(domain.attrs, k)]
+    cliques += [c[::-1] for c in cliques]
+    for clique, got in zip(cliques, model.marginals(cliques), strict=True):
+        np.testing.assert_allclose(got, model.marginal(clique), rtol=1e-9)
+
+
+def test_many_marginals_across_a_subtree_of_many_cliques():
+    """A chain of 70 attributes: (x0, x69) spans 69 cliques, more than one einsum takes."""
+    domain = Domain([f"x{i}" for i in range(70)], [2] * 70)
+    rng = np.random.default_rng(5)
+    potentials = {(f"x{i}", f"x{i + 1}"): rng.normal(size=(2, 2)) for i in range(69)}
+    model = MarkovRandomField(domain, potentials, total=100.0)
+    cliques = [("x0", "x69"), ("x3", "x40", "x66"), ("x10", "x11")]
+    for clique, got in zip(cliques, model.marginals(cliques), strict=True):
+        np.testing.assert_allclose(got, model.marginal(clique), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("counting", ["bethe", "convex"])
+def test_many_marginals_of_an_approximate_model_equal_its_one_by_one_marginals(counting):
+    domain = Domain(list("abcd"), [2, 3, 2, 2])
+    cycle = [("a", "b"), ("b", "c"), ("c", "d"), ("a", "d")]
+    rng = np.random.default_rng(2)
+    potentials = {c: rng.normal(size=domain.project(c).shape) for c in cycle}
+    model = MarkovRandomField(domain, potentials, 50.0,
+                              loopy=LoopyPlan(domain, cycle, counting=counting))
+    cliques = [("b", "a"), ("c",), ("a", "c"), ("d", "b", "a")]  # inside, and completed/exact
+    answers = model.marginals(cliques)
+    # a plan keeps its messages between calls: a fresh one starts from the same point
+    again = MarkovRandomField(domain, potentials, 50.0,
+                              loopy=LoopyPlan(domain, cycle, counting=counting))
+    for clique, got in zip(cliques, answers, strict=True):
+        np.testing.assert_array_equal(got, again.marginal(clique))
+
+
+def test_the_engine_answers_exact_and_approximate_models():
+    domain = Domain(list("abc"), [2, 3, 2])
+    potentials = {("a", "b"): np.ones((2, 3)), ("b", "c"): np.zeros((3, 2))}
+    exact = MarkovRandomField(domain, potentials, 10.0)
+    assert not exact.approximate and exact.loopy is None
+    assert exact.engine is exact.plan and exact.engine.tree is exact.tree
+    assert exact.engine.description == "exact" and exact.describe()["inference"] == "exact"
+    # an exact engine given: the model answers on its junction tree
+    given = MarkovRandomField(domain, potentials, 10.0, engine=MessagePlan(exact.tree))
+    assert given.tree is exact.tree and not given.approximate
+    np.testing.assert_array_equal(given.marginal(("a", "c")), exact.marginal(("a", "c")))
+    loopy = LoopyPlan(domain, list(potentials))
+    approximate = MarkovRandomField(domain, potentials, 10.0, engine=loopy)
+    assert approximate.approximate and approximate.engine is loopy is approximate.loopy
+    assert approximate.engine.tree is None
+    assert "loopy belief propagation, bethe" in approximate.describe()["inference"]
+    with pytest.raises(ParameterError, match="engine once"):
+        MarkovRandomField(domain, potentials, loopy=loopy, engine=loopy)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -1,8 +1,10 @@
 """Private-PGM estimation: fit a graphical model to noisy measurements (Algorithms 1 and 2).
 
 Both algorithms are proximal methods over the marginal polytope whose proximal step is
-marginal inference: parameters ``θ`` live on the junction-tree cliques, and belief
-propagation turns them into the clique marginals the loss is measured on.
+marginal inference: parameters ``θ`` live on the cliques of an inference engine
+(:class:`~dpgm.inference.engine.Engine`: exact belief propagation on a junction tree, or
+loopy belief propagation), which turns them into the clique marginals the loss is
+measured on.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dpgm.errors import ModelTooLargeError, ParameterError
 from dpgm.estimation.losses import Loss, make_loss
 from dpgm.estimation.total import estimate_total
 from dpgm.inference.belief_propagation import MessagePlan
+from dpgm.inference.engine import Engine
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.measurement import Measurement
@@ -32,32 +35,27 @@ IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets ru
 
 
 class MarginalOracle:
-    """``θ`` on the junction-tree cliques → the loss's count tables as one flat vector.
+    """``θ`` on the engine's cliques → the loss's count tables as one flat vector.
 
-    Parameters are one flat vector too (the tree's clique tables concatenated, see
-    :meth:`MessagePlan.pack`), so that moving between the two layouts is a couple of
-    indexing calls whatever the number of cliques: loss cliques that equal their holder
-    clique map cell to cell, smaller ones are summed out with ``bincount``.
+    ``engine`` is an inference engine (:class:`~dpgm.inference.engine.Engine`); a
+    :class:`~dpgm.inference.junction_tree.JunctionTree` stands for the exact engine on it.
+    Parameters are one flat vector too (the engine's clique tables concatenated, see
+    :meth:`~dpgm.inference.engine.Engine.pack`), so that moving between the two layouts
+    is a couple of indexing calls whatever the number of cliques: loss cliques that equal
+    their holder clique map cell to cell, smaller ones are summed out with ``bincount``.
     """
 
-    def __init__(
-        self,
-        tree: JunctionTree | LoopyPlan,
-        loss: Loss,
-        total: float,
-    ):
-        # the inference engine: exact belief propagation on a junction tree, or loopy BP
-        # (a LoopyPlan is its own layout: cliques, find, pack, marginals)
-        self.tree = tree
-        self.plan = tree if isinstance(tree, LoopyPlan) else MessagePlan(tree)
+    def __init__(self, engine: Engine | JunctionTree, loss: Loss, total: float):
+        self.engine: Engine = MessagePlan(engine) if isinstance(engine, JunctionTree) else engine
         self.total = total
         self.loss = loss
-        domain = tree.domain
-        offsets = self.plan.offsets
+        engine = self.engine
+        domain = engine.domain
+        offsets = engine.offsets
         direct_theta, direct_loss, sub_theta, sub_loss = [], [], [], []
-        for k, clique in enumerate(loss.cliques):  # each in domain order, as the tree's
-            i = tree.find(clique)
-            big = tree.cliques[i]
+        for k, clique in enumerate(loss.cliques):  # each in domain order, as the engine's
+            i = engine.find(clique)
+            big = engine.cliques[i]
             cells = np.arange(loss.offsets[k], loss.offsets[k + 1])
             holder = np.arange(offsets[i], offsets[i + 1])
             if clique == big:
@@ -65,7 +63,7 @@ class MarginalOracle:
                 direct_loss.append(cells)
             else:
                 shape = tuple(domain[a] if a in clique else 1 for a in big)
-                cells = np.broadcast_to(cells.reshape(shape), self.plan.shapes[i]).ravel()
+                cells = np.broadcast_to(cells.reshape(shape), engine.shapes[i]).ravel()
                 sub_theta.append(holder)
                 sub_loss.append(cells)
 
@@ -78,15 +76,26 @@ class MarginalOracle:
             self.direct_theta, self.direct_loss
         )
 
+    @property
+    def plan(self) -> Engine:
+        """The engine (its earlier name)."""
+        return self.engine
+
+    @property
+    def tree(self) -> JunctionTree | None:
+        """The exact engine's junction tree; None for an approximate engine."""
+        return self.engine.tree
+
     def zeros(self) -> np.ndarray:
-        return np.zeros(int(self.plan.offsets[-1]))
+        """Parameters of the uniform model (one flat vector)."""
+        return np.zeros(int(self.engine.offsets[-1]))
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         return self.evaluate(theta)[0]
 
     def evaluate(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
         """The loss cliques' count tables (flat) and log Z at ``θ``."""
-        tables, log_z = self.plan.marginals(theta, self.total)
+        tables, log_z = self.engine.marginals(theta, self.total)
         return self._to_loss(tables), log_z
 
     def _to_loss(self, tables: np.ndarray) -> np.ndarray:
@@ -130,8 +139,11 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
     clique's conditional given its separator (where that keeps θ in the span of the
     measured cliques), which reproduces consistent targets exactly. On small trees two
     sweeps of global proportional fitting (one belief propagation per clique) follow.
+    It needs an exact engine: the separators are the junction tree's.
     """
     loss, tree = oracle.loss, oracle.tree
+    if tree is None:
+        raise ParameterError("fit_targets needs an exact engine (a junction tree)")
     domain = tree.domain
     # targets clipped to be positive, indexed by attribute to find those inside a clique
     targets = [None if t is None else np.maximum(t, 1e-6) for t in loss.targets()]
@@ -140,7 +152,7 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
         if t is not None:
             for a in loss.cliques[k]:
                 by_attr.setdefault(a, []).append(k)
-    tables = [np.zeros(shape) for shape in oracle.plan.shapes]
+    tables = [np.zeros(shape) for shape in oracle.engine.shapes]
     for i, clique in enumerate(tree.cliques):
         members = set(clique)
         candidates = sorted({k for a in clique for k in by_attr.get(a, ())})
@@ -163,11 +175,10 @@ def fit_targets(oracle: MarginalOracle, sweeps: int = 3) -> list[np.ndarray]:
         # lies inside a measured clique of this table.
         separator = set(tree.separator(i))
         if tree.parent[i] >= 0 and any(separator <= set(sub) for sub, _ in inside):
-            log_table -= np.log(
-                np.maximum(table.sum(axis=oracle.plan.up_axes[i], keepdims=True), 1e-300)
-            )
+            up = tuple(k for k, a in enumerate(clique) if a not in separator)
+            log_table -= np.log(np.maximum(table.sum(axis=up, keepdims=True), 1e-300))
         tables[i] = log_table
-    theta = oracle.plan.pack(tables)
+    theta = oracle.engine.pack(tables)
     # where belief propagation is cheap, global sweeps reconcile overlapping cliques
     if len(targets) * tree.size() <= IPF_BUDGET_CELLS:
         for _ in range(2):
@@ -318,13 +329,13 @@ def _forbid(oracle: MarginalOracle, theta: np.ndarray, zeros: Sequence[Forbidden
     only add finite steps to θ, so those cells keep probability zero throughout."""
     if not zeros:
         return theta
-    tree = oracle.tree
-    tables = oracle.plan.unpack(theta)
+    engine = oracle.engine
+    tables = engine.unpack(theta)
     for pattern in zeros:
-        i = tree.find(pattern.attrs)
-        allowed = allowed_cells(tree.domain, tree.cliques[i], [pattern])
+        i = engine.find(pattern.attrs)
+        allowed = allowed_cells(engine.domain, engine.cliques[i], [pattern])
         tables[i] = np.where(allowed, tables[i], -np.inf)
-    return oracle.plan.pack(tables)
+    return engine.pack(tables)
 
 
 def estimate(
@@ -391,8 +402,9 @@ def estimate(
             raise ParameterError("warm_start needs exact inference (inference='exact')")
         # convex: one warm-started sweep per call, as in McKenna et al. (2021); the messages
         # follow the parameters, and the final model converges them before it answers
-        tree = (LoopyPlan(domain, model_cliques) if inference == "loopy" else
-                LoopyPlan(domain, model_cliques, counting="convex", max_iters=1))
+        loopy = (LoopyPlan(domain, model_cliques) if inference == "loopy" else
+                 LoopyPlan(domain, model_cliques, counting="convex", max_iters=1))
+        engine: Engine = loopy
         init = "uniform"  # fit_targets builds on the junction tree's separators
     else:
         tree = JunctionTree.build(domain, model_cliques)
@@ -402,10 +414,11 @@ def estimate(
                 f"{tree.max_clique()}), over max_cells={max_cells:,}; measure smaller or "
                 "fewer cliques, or estimate approximately with inference='loopy'"
             )
-    oracle = MarginalOracle(tree, objective, float(total))
+        engine = MessagePlan(tree)
+    oracle = MarginalOracle(engine, objective, float(total))
     if warm_start is not None:
-        previous = MarkovRandomField(domain, warm_start.potentials, 1.0, tree=tree)
-        theta = oracle.plan.pack(previous.clique_log_potentials())
+        previous = MarkovRandomField(domain, warm_start.potentials, 1.0, engine=engine)
+        theta = engine.pack(previous.clique_log_potentials())
     elif init == "fit":
         theta = fit_targets(oracle)
     else:
@@ -431,7 +444,6 @@ def estimate(
     else:
         theta, _ = accelerated(oracle, objective, theta, iters, callback)
     if inference != "exact":
-        tree.max_iters = max(tree.max_iters, 1000)  # queries get converged messages
-        potentials = dict(zip(tree.cliques, tree.unpack(theta)))
-        return MarkovRandomField(domain, potentials, float(total), loopy=tree)
-    return MarkovRandomField.from_tree(tree, oracle.plan.unpack(theta), float(total))
+        loopy.max_iters = max(loopy.max_iters, 1000)  # queries get converged messages
+    potentials = dict(zip(engine.cliques, engine.unpack(theta)))
+    return MarkovRandomField(domain, potentials, float(total), engine=engine)

@@ -59,7 +59,6 @@ from dpgm.inference.cliques import Clique
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.memory import CELL_BYTES, cells
-from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
@@ -270,7 +269,7 @@ class AIM(Mechanism):
                 base = model.tree.cliques
                 allowed = {r: w for r, w in candidates.items() if sizes.fits(base, r, cap)}
             with clock("model marginals"):
-                estimates = _model_marginals(model, allowed)
+                estimates = dict(zip(allowed, model.marginals(allowed), strict=True))
             with clock("selection"):
                 clique = self._select(
                     allowed,
@@ -300,7 +299,8 @@ class AIM(Mechanism):
                     max_cells=fit_cells,
                 )
             with clock("model marginals"):
-                annealed = anneals(estimates[clique], _ModelMarginals(model)(clique), sigma)
+                (after,) = model.marginals([clique])
+                annealed = anneals(estimates[clique], after, sigma)
             self.history.append(
                 AIMRound(clique, sigma, epsilon, len(allowed), model.tree.size(), annealed)
             )
@@ -356,130 +356,3 @@ class _Stopwatch:
             yield
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - begin
-
-
-class _ModelMarginals:
-    """Marginals (counts) of one model on many small cliques, from one calibration.
-
-    A clique inside a junction-tree clique is a sum of the smallest such clique's table.
-    Any other is the contraction of a minimal subtree covering it: its top clique's
-    marginal times every other clique's conditional given its parent separator, each
-    first summed down to the clique's attributes and the subtree's separators (an
-    attribute elsewhere in a table appears in no other clique of the subtree, by the
-    running intersection property), so the contraction only meets small tables.
-    """
-
-    def __init__(self, model: MarkovRandomField):
-        self.tree = tree = model.tree
-        cal = model.calibrate()
-        with np.errstate(under="ignore"):
-            self.tables = [np.exp(b - cal.log_partition) * model.total for b in cal.log_beliefs]
-        self.sets = [frozenset(c) for c in tree.cliques]
-        self.depth = [0] * len(tree.cliques)
-        for i in tree.order:
-            if tree.parent[i] >= 0:
-                self.depth[i] = self.depth[tree.parent[i]] + 1
-        cells = [t.size for t in self.tables]
-        self.holders: dict[str, list[int]] = {}  # cliques holding each attribute, smallest first
-        for i in sorted(range(len(tree.cliques)), key=lambda i: cells[i]):
-            for a in tree.cliques[i]:
-                self.holders.setdefault(a, []).append(i)
-
-    def _sum_to(self, i: int, keep: Iterable[str]) -> np.ndarray:
-        """Table ``i`` summed over its attributes outside ``keep``, the rest's axes only."""
-        keep = set(keep)
-        clique = self.tree.cliques[i]
-        axes = tuple(k for k, a in enumerate(clique) if a not in keep)
-        table = np.add.reduce(self.tables[i], axis=axes) if axes else self.tables[i]
-        return table
-
-    def _subtree(self, clique: Clique) -> list[int]:
-        """A minimal connected set of cliques covering ``clique``, top clique first."""
-        parent, depth = self.tree.parent, self.depth
-        members = frozenset(clique)
-        start = self.holders[clique[0]][0]
-        nodes = {start}
-        for a in clique[1:]:
-            i, j = start, self.holders[a][0]
-            while i != j:  # climb to the common ancestor, keeping both paths
-                if depth[i] >= depth[j]:
-                    i = parent[i]
-                    nodes.add(i)
-                else:
-                    nodes.add(j)
-                    j = parent[j]
-            nodes.add(j)
-        # drop leaves of the subtree whose attributes of interest their neighbour also holds
-        pruned = True
-        while pruned and len(nodes) > 1:
-            pruned = False
-            for i in list(nodes):
-                near = [k for k in self.tree.children[i] if k in nodes]
-                if parent[i] in nodes:
-                    near.append(parent[i])
-                if len(near) == 1 and (self.sets[i] & members) <= self.sets[near[0]]:
-                    nodes.discard(i)
-                    pruned = True
-        return sorted(nodes, key=lambda i: depth[i])
-
-    def __call__(self, clique: Clique) -> np.ndarray:
-        """Counts of the model on ``clique`` (axes in the order of ``clique``)."""
-        members = frozenset(clique)
-        inside = [i for i in self.holders[clique[0]] if members <= self.sets[i]]
-        if inside:
-            kept = [a for a in self.tree.cliques[inside[0]] if a in members]
-            table = self._sum_to(inside[0], members)
-            return (
-                table if kept == list(clique) else table.transpose([kept.index(a) for a in clique])
-            )
-        tree = self.tree
-        nodes = self._subtree(clique)
-        # separators of each clique with its parent, and all attributes it shares in the subtree
-        separators = {i: self.sets[i] & self.sets[tree.parent[i]] for i in nodes[1:]}
-        links = {i: set(members & self.sets[i]) for i in nodes}
-        for i, sep in separators.items():
-            links[i] |= sep
-            links[tree.parent[i]] |= sep
-        factors: dict[int, tuple[np.ndarray, list[str]]] = {}
-        for i in nodes:
-            table = self._sum_to(i, links[i])
-            names = [a for a in tree.cliques[i] if a in links[i]]
-            if i in separators:
-                below = self._sum_to(i, separators[i])
-                shape = [table.shape[k] if a in separators[i] else 1 for k, a in enumerate(names)]
-                below = below.reshape(shape)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    table = np.where(below > 0, table / below, 0.0)
-            factors[i] = (table, names)
-        # Contract the subtree from the leaves up, one child into its parent at a time:
-        # each product has two operands and few attributes (the child's separator and the
-        # attributes asked for), however many cliques the subtree has. An attribute of a
-        # child outside its separator appears nowhere above it (running intersection), so
-        # it is summed out there unless it was asked for.
-        for i in reversed(nodes[1:]):  # deepest first
-            table, names = factors.pop(i)
-            keep = [a for a in names if a in members or a in separators[i]]
-            parent_table, parent_names = factors[tree.parent[i]]
-            joined = parent_names + [a for a in keep if a not in parent_names]
-            merged = _contract(parent_table, parent_names, table, names, joined)
-            factors[tree.parent[i]] = (merged, joined)
-        table, names = factors[nodes[0]]
-        return _contract(table, names, np.ones(()), [], list(clique))
-
-
-def _contract(
-    a: np.ndarray, a_names: list[str], b: np.ndarray, b_names: list[str], out: list[str]
-) -> np.ndarray:
-    """``Σ a·b`` over the attributes not in ``out``, axes in ``out``'s order."""
-    labels = {name: k for k, name in enumerate(dict.fromkeys(a_names + b_names + out))}
-    return np.einsum(
-        a, [labels[n] for n in a_names], b, [labels[n] for n in b_names], [labels[n] for n in out]
-    )
-
-
-def _model_marginals(
-    model: MarkovRandomField, cliques: Iterable[Clique]
-) -> dict[Clique, np.ndarray]:
-    """The model's marginal (counts) on each clique (each in domain order)."""
-    marginals = _ModelMarginals(model)
-    return {r: marginals(r) for r in cliques}

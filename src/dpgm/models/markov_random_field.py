@@ -1,31 +1,30 @@
-"""A Markov random field: the model Private-PGM estimation produces, answered on its junction
-tree (exact) or, for a model too large for one, by loopy belief propagation. It implements
-the model protocol (:mod:`dpgm.models.base`)."""
+"""A Markov random field: the model Private-PGM estimation produces, answered by an inference
+engine (:class:`~dpgm.inference.engine.Engine`): exact belief propagation on its junction
+tree or, for a model too large for one, loopy belief propagation. It implements the model
+protocol (:mod:`dpgm.models.base`)."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DataError, DomainError, DpgmError, ModelTooLargeError
+from dpgm.errors import DataError, DomainError, DpgmError, ModelTooLargeError, ParameterError
 from dpgm.factor import Factor, logsumexp
 from dpgm.inference.belief_propagation import Calibration, MessagePlan
 from dpgm.inference.elimination import variable_elimination
+from dpgm.inference.engine import Engine
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.inference.sampling import sample_records
+from dpgm.inference.tree_marginals import TreeMarginals
 from dpgm.memory import cells
 from dpgm.models.base import ModelBase
 from dpgm.random import as_generator
 from dpgm.validation import integer, positive
-
-if TYPE_CHECKING:
-    pass
 
 #: the largest junction tree (cells) an approximate model builds for an exact answer
 EXACT_CELLS = 50_000_000
@@ -39,10 +38,11 @@ class MarkovRandomField(ModelBase):
 
     ``potentials`` maps cliques to log-potentials (arrays shaped by the clique's attribute
     order, or :class:`~dpgm.factor.Factor`). Marginals and query answers are counts: they
-    sum to ``total``. Exact answers come from the junction tree, built on first use. With
-    ``loopy`` (a :class:`~dpgm.inference.loopy.LoopyPlan` on the same cliques) marginals
-    inside a clique come from loopy belief propagation instead, approximately, and the
-    junction tree is built only where it is small enough for an exact answer.
+    sum to ``total``. Exact answers come from the junction tree, built on first use (or
+    given: ``tree``, or an exact ``engine``). With an approximate ``engine`` (``loopy``: a
+    :class:`~dpgm.inference.loopy.LoopyPlan` on the same cliques) marginals inside a clique
+    come from loopy belief propagation instead, and the junction tree is built only where
+    it is small enough for an exact answer.
     """
 
     def __init__(
@@ -52,6 +52,8 @@ class MarkovRandomField(ModelBase):
         total: float = 1.0,
         tree: JunctionTree | None = None,
         loopy: LoopyPlan | None = None,
+        *,
+        engine: Engine | None = None,
     ):
         total = positive("total", total)
         if len(domain) == 0:
@@ -78,8 +80,16 @@ class MarkovRandomField(ModelBase):
                     )
                 factor = Factor(domain.project(clique), values)
             self.potentials[clique] = factor
+        if loopy is not None:
+            if engine is not None:
+                raise ParameterError("give the model's engine once: loopy= or engine=")
+            engine = loopy
         self._tree = tree
-        self.loopy = loopy
+        self._engine: Engine | None = None  # the approximate engine, if any
+        if engine is not None and engine.tree is not None:
+            self._tree = engine.tree  # exact: answered on its junction tree
+        elif engine is not None:
+            self._engine = engine
         self._plan: MessagePlan | None = None
         self._calibration: Calibration | None = None
         self._beliefs: list[np.ndarray] | None = None
@@ -95,7 +105,7 @@ class MarkovRandomField(ModelBase):
         """
         if self._tree is None:
             tree = JunctionTree.build(self.domain, self.potentials)
-            if self.loopy is not None and tree.size() > EXACT_CELLS:
+            if self.approximate and tree.size() > EXACT_CELLS:
                 raise ModelTooLargeError(
                     f"exact inference on this model needs a junction tree of {tree.size():,} "
                     f"cells (largest clique {tree.max_clique()}); it was estimated with loopy "
@@ -110,7 +120,18 @@ class MarkovRandomField(ModelBase):
         """Whether marginals come from loopy belief propagation (Bethe or convex counting
         numbers, ``model.loopy.counting``) rather than exact inference; after a query,
         ``model.loopy.result`` says whether its messages converged."""
-        return self.loopy is not None
+        return self._engine is not None
+
+    @property
+    def loopy(self) -> LoopyPlan | None:
+        """The approximate engine (loopy belief propagation), or None for an exact model."""
+        return self._engine
+
+    @property
+    def engine(self) -> Engine:
+        """The inference engine that answers the model: its approximate engine, or exact
+        belief propagation on the junction tree (:attr:`plan`)."""
+        return self._engine if self._engine is not None else self.plan
 
     @classmethod
     def from_tree(
@@ -130,11 +151,12 @@ class MarkovRandomField(ModelBase):
 
     @property
     def plan(self) -> MessagePlan:
+        """The exact engine: message passing on :attr:`tree`, built on first use."""
         if self._plan is None:
             self._plan = MessagePlan(self.tree)
         return self._plan
 
-    def _summed_onto(self, engine: JunctionTree | LoopyPlan) -> list[np.ndarray]:
+    def _summed_onto(self, engine: Engine | JunctionTree) -> list[np.ndarray]:
         """The log-potentials summed onto the engine's cliques (each into the smallest
         clique that holds it)."""
         tables = [np.zeros(self.domain.project(c).shape) for c in engine.cliques]
@@ -231,7 +253,7 @@ class MarkovRandomField(ModelBase):
             given = evidence if given is None else given
         evidence = self._given(given)
         attrs = self.domain.check(attrs)
-        if self.loopy is not None and not evidence:
+        if self.approximate and not evidence:
             table = self._loopy_marginal(attrs, complete=False)
             if table is None and not self._exact_available():
                 table = self._loopy_marginal(attrs, complete=True)
@@ -263,7 +285,8 @@ class MarkovRandomField(ModelBase):
         """The loopy-BP marginal on ``attrs``: a clique's belief where one holds them;
         else, if ``complete``, the maximum-entropy completion of the beliefs on their
         overlaps with the cliques; else None."""
-        i = self.loopy.find(attrs)
+        engine = self.loopy
+        i = engine.find(attrs)
         if i is None and not complete:
             return None
         size = cells(self.domain.project(attrs).shape)
@@ -275,8 +298,8 @@ class MarkovRandomField(ModelBase):
             )
         beliefs = self.loopy_beliefs()
         if i is None:
-            return self.loopy.completion(attrs, beliefs) * self.total
-        clique = self.loopy.cliques[i]
+            return engine.completion(attrs, beliefs) * self.total
+        clique = engine.cliques[i]
         drop = tuple(k for k, a in enumerate(clique) if a not in attrs)
         table = beliefs[i].sum(axis=drop) if drop else beliefs[i]
         kept = [a for a in clique if a in attrs]
@@ -286,11 +309,26 @@ class MarkovRandomField(ModelBase):
         """The clique beliefs (probabilities) of loopy belief propagation, one per clique of
         ``loopy``: computed on first use, then kept, so that every answer of the model
         comes from the same calibration (a model file stores them)."""
-        if self.loopy is None:
+        engine = self.loopy
+        if engine is None:
             raise DpgmError("this model is exact: it has no loopy beliefs")
         if self._beliefs is None:
-            self._beliefs, _ = self.loopy.calibrate(self._summed_onto(self.loopy))
+            flat, _ = engine.marginals(engine.pack(self._summed_onto(engine)), 1.0)
+            self._beliefs = engine.unpack(flat)
         return self._beliefs
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        """Estimated counts of the marginal on each of ``cliques`` (axes in each one's
+        order), all from the model's kept calibration: many small marginals at once, as a
+        mechanism scoring its candidates asks. Each equals :meth:`marginal` up to rounding."""
+        cliques = [self.domain.check(c) for c in cliques]
+        if self.approximate:  # every answer already comes from the one set of beliefs
+            return [self.marginal(c) for c in cliques]
+        cal = self.calibrate()
+        with np.errstate(under="ignore"):
+            tables = [np.exp(b - cal.log_partition) * self.total for b in cal.log_beliefs]
+        answers = TreeMarginals(self.tree, tables)
+        return [answers(c) for c in cliques]
 
     def project(self, attrs: Iterable[str]) -> Factor:
         """The marginal on ``attrs`` as a :class:`~dpgm.factor.Factor` of counts."""
@@ -352,9 +390,10 @@ class MarkovRandomField(ModelBase):
         return {a: assignment[a] for a in self.domain.attrs}
 
     def _structure(self) -> dict:
-        engine = ("exact" if self.loopy is None else
-                  f"approximate (loopy belief propagation, {self.loopy.counting})")
-        return {"cliques": [list(c) for c in self.cliques], "inference": engine}
+        # an exact model says so without building its junction tree
+        engine = self.loopy
+        described = MessagePlan.description if engine is None else engine.description
+        return {"cliques": [list(c) for c in self.cliques], "inference": described}
 
     def _most_probable(self, given: Mapping[str, object] | None) -> dict[str, int]:
         return self.map(given)
