@@ -17,6 +17,7 @@ from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.privbayes import R_SENSITIVITY, PrivBayes, parent_sets, r_score
+from dpgm.models import BayesianNetwork
 from dpgm.privacy import PrivacyBudget
 
 ITERS = 100
@@ -322,24 +323,35 @@ def test_original_returns_round_n_hat_records(data):
     assert len(synthetic) != len(data)  # the count is noisy
 
 
-def test_conditionals_clip_and_normalise():
-    """Negative noisy counts are clipped to 0; a parent configuration with no mass is uniform."""
-    domain = Domain(["p", "q"], [2, 3])
+def test_the_network_clips_normalises_and_samples_through_bayesian_network():
+    """Negative noisy counts are clipped to 0; a parent configuration with no mass is uniform;
+    the network is a BayesianNetwork in the order chosen, and its records are in the domain's."""
+    domain = Domain(["q", "p"], [3, 2])
     mechanism = PrivBayes(1.0, estimator="original")
     mechanism.network = [("p", ()), ("q", ("p",))]
-    noisy = np.array([[2.0, -1.0, 6.0], [-3.0, -0.5, -2.0]])
-    (first, _, p), (second, _, q_given_p) = mechanism._conditionals(
-        domain, [Measurement(("p", "q"), noisy.ravel(), 1.0)]
-    )
-    np.testing.assert_allclose(p, [1.0, 0.0])
-    np.testing.assert_allclose(q_given_p, [[0.25, 0.0, 0.75], [1 / 3, 1 / 3, 1 / 3]])
-    sample = mechanism._sample(
-        domain, [Measurement(("p", "q"), noisy.ravel(), 1.0)], 20000, np.random.default_rng(0)
-    )
-    assert np.all(sample.records[:, 0] == 0)
+    noisy = np.array([[2.0, -1.0, 6.0], [-3.0, -0.5, -2.0]])  # axes (p, q); measured (q, p)
+    network = mechanism._network(domain, [Measurement(("q", "p"), noisy.T.ravel(), 1.0)], 9.0)
+    assert isinstance(network, BayesianNetwork) and network.variables == ["p", "q"]
+    assert network.parents == {"p": (), "q": ("p",)} and network.total == 9.0
+    np.testing.assert_allclose(network.cpds["p"], [1.0, 0.0])
+    np.testing.assert_allclose(network.cpds["q"], [[0.25, 0.0, 0.75], [1 / 3, 1 / 3, 1 / 3]])
+    sample = mechanism._sample(network, domain, 20000, np.random.default_rng(0))
+    assert sample.domain == domain
+    assert np.all(sample.records[:, 1] == 0)
     np.testing.assert_allclose(
-        np.bincount(sample.records[:, 1], minlength=3) / 20000, [0.25, 0.0, 0.75], atol=0.015
+        np.bincount(sample.records[:, 0], minlength=3) / 20000, [0.25, 0.0, 0.75], atol=0.015
     )
+
+
+def test_original_keeps_its_network(data):
+    mechanism = PrivBayes(1.0, estimator="original")
+    mechanism.fit(data, rng=3)
+    network = mechanism.bayesian_network
+    assert [(v, network.parents[v]) for v in network.variables] == mechanism.network
+    network.check()
+    pgm = PrivBayes(1.0, iters=5)
+    pgm.fit(data, rng=3)
+    assert pgm.bayesian_network is None  # Private-PGM releases a model, not this network
 
 
 # -- other inputs ------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A greedy network of degree ``k`` is chosen one (child, parents) pair at a time by the
 exponential mechanism; the marginal of every pair is then measured with Laplace noise.
-``estimator="original"`` turns the noisy marginals into conditionals (negatives clipped to
-0, each conditional normalised) and samples synthetic records from the network;
+``estimator="original"`` turns the noisy marginals into the CPDs of a
+:class:`~dpgm.models.BayesianNetwork` (negatives clipped to 0, each conditional
+normalised; kept as ``bayesian_network``) and samples synthetic records from it;
 ``estimator="pgm"`` hands the same noisy marginals to Private-PGM.
 
 Privacy accounting: pure ε-DP (a ``delta`` is accepted and none of it is spent: an ε-DP
@@ -72,11 +73,13 @@ from itertools import combinations
 
 import numpy as np
 
+from dpgm.bn import normalised_columns, release_network
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.memory import MEASURED_CELL_BYTES, check_rows
+from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals, measure_record_count
@@ -179,6 +182,8 @@ class PrivBayes(Mechanism):
         self.measured: list[tuple[str, ...]] = []
         #: the noisy record count n̂
         self.total: float | None = None
+        #: the network the original estimator samples from (its CPDs from the noisy marginals)
+        self.bayesian_network: BayesianNetwork | None = None
 
     def plan(self, domain: Domain, workload: Workload) -> None:
         """One-way marginals and, if asked for, the synthetic records fit in memory."""
@@ -245,7 +250,8 @@ class PrivBayes(Mechanism):
             return model
         rows = int(round(total)) if self.rows is None else self.rows
         self._check_rows(rows, d)  # the noisy count is released: a clear error, not a crash
-        records = self._sample(domain, marginals, rows, randomness.other)
+        self.bayesian_network = self._network(domain, marginals, total)
+        records = self._sample(self.bayesian_network, domain, rows, randomness.other)
         self._say(f"sampled {len(records)} records")
         return records
 
@@ -303,52 +309,33 @@ class PrivBayes(Mechanism):
             )
         return network
 
-    def _conditionals(
-        self, domain: Domain, marginals: list[Measurement]
-    ) -> list[tuple[str, tuple[str, ...], np.ndarray]]:
-        """(child, parents, P(child | parents)) per pair, shaped (parents..., child).
+    def _network(
+        self, domain: Domain, marginals: list[Measurement], total: float
+    ) -> BayesianNetwork:
+        """The chosen network with its CPDs from the noisy marginals (post-processing).
 
         Each noisy table is clipped at 0 (PrivBayes's heuristic); a pair's table is summed
         out of the smallest measured clique containing it; a parent configuration with no
-        mass gets the uniform conditional.
+        mass gets the uniform conditional. The variables come in the order chosen, which
+        sampling follows.
         """
         tables = {
             m.clique: np.maximum(m.values, 0.0).reshape(domain.project(m.clique).shape)
             for m in marginals
         }
-        found = []
+        cpds = {}
         for child, parents in self.network:
             wanted = (*parents, child)
             source = min((c for c in tables if set(wanted) <= set(c)), key=lambda c: domain.size(c))
             summed = tuple(i for i, a in enumerate(source) if a not in wanted)
             table = tables[source].sum(axis=summed) if summed else tables[source]
             kept = [a for a in source if a in wanted]
-            table = np.transpose(table, [kept.index(a) for a in wanted])
-            mass = table.sum(axis=-1, keepdims=True)
-            uniform = np.full_like(table, 1.0 / domain[child])
-            conditional = np.divide(table, mass, out=uniform, where=mass > 0)
-            found.append((child, parents, conditional))
-        return found
+            cpds[child] = normalised_columns(np.transpose(table, [kept.index(a) for a in wanted]))
+        return release_network(domain, dict(self.network), cpds, total)
 
-    def _sample(
-        self, domain: Domain, marginals: list[Measurement], n: int, rng: np.random.Generator
-    ) -> Dataset:
-        """``n`` records drawn from the network by ancestral sampling, attribute by attribute."""
-        records = np.zeros((n, len(domain)), dtype=np.int64)
-        for child, parents, conditional in self._conditionals(domain, marginals):
-            size = domain[child]
-            rows = conditional.reshape(-1, size)
-            if parents:
-                config = np.ravel_multi_index(
-                    tuple(records[:, domain.axes(parents)].T), conditional.shape[:-1]
-                )
-            else:
-                config = np.zeros(n, dtype=np.int64)
-            # row r's cumulative probabilities shifted to (r, r + 1]: one sorted array, so
-            # that one searchsorted draws every record's value given its parents
-            cumulative = np.minimum(np.cumsum(rows, axis=1), 1.0)
-            cumulative[:, -1] = 1.0
-            cumulative += np.arange(rows.shape[0])[:, None]
-            position = np.searchsorted(cumulative.ravel(), config + rng.random(n), side="right")
-            records[:, domain.axes([child])[0]] = np.clip(position - config * size, 0, size - 1)
-        return Dataset(records, domain)
+    def _sample(self, network: BayesianNetwork, domain: Domain, n: int,
+                rng: np.random.Generator) -> Dataset:
+        """``n`` records drawn from ``network`` (:meth:`BayesianNetwork.sample`), with the
+        columns and codes of ``domain``."""
+        records = network.sample(n, rng).records
+        return Dataset(records[:, [network.variables.index(a) for a in domain.attrs]], domain)
