@@ -24,6 +24,7 @@ LAYERS = {
     "random": 1,
     "files": 1,
     "memory": 1,
+    "progress": 1,
     "domain": 2,
     "dataset": 3,
     "engines": 3.5,  # counting (and encoding) the records where they are, below the privacy layer

@@ -92,7 +92,7 @@ def _read_network(path: str):
 
 # -- fit ----------------------------------------------------------------------------------------
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli.common import prepare_outputs, report_spend
+    from dpgm.cli.common import mechanism_progress, prepare_outputs, report_spend
     from dpgm.dataset import read_raw_table, read_table
     from dpgm.errors import DataError
     from dpgm.io import write_bif
@@ -100,7 +100,8 @@ def _fit(args: argparse.Namespace) -> int:
     from dpgm.schema import Categorical, Schema
 
     name, estimator = METHODS[args.method]
-    options = {"estimator": estimator, "progress": say, "max_memory": args.max_memory}
+    options = {"estimator": estimator, "progress": mechanism_progress(),
+               "max_memory": args.max_memory}
     if args.iters is not None:
         options["iters"] = args.iters
     stage = {"beta": args.beta, "stage_share": args.stage_share, "allocation": args.allocation}

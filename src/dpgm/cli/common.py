@@ -118,6 +118,16 @@ def say(message: str) -> None:
     print(f"[dpgm] {message}", file=sys.stderr, flush=True)
 
 
+def mechanism_progress():
+    """What a command passes a mechanism as ``progress``: bars on a terminal where tqdm is
+    installed (steps out of a public number, no time: dpgm.progress), else its lines."""
+    import importlib.util
+
+    if sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None:
+        return True
+    return say
+
+
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"dpgm: warning: {message}", file=sys.stderr, flush=True)
 

@@ -17,6 +17,7 @@ from dpgm.cli.common import (
     choose_engine,
     given_values,
     load_records,
+    mechanism_progress,
     memory_help,
     memory_size,
     positive_count,
@@ -42,7 +43,7 @@ def _build_mechanism(args: argparse.Namespace):
 
     cls = REGISTRY[args.mechanism]
     accepted = inspect.signature(cls).parameters
-    options = {"progress": say, "max_memory": args.max_memory}
+    options = {"progress": mechanism_progress(), "max_memory": args.max_memory}
     if args.estimator is not None:
         options["estimator"] = args.estimator
     if args.delta is not None:

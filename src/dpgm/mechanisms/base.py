@@ -38,15 +38,18 @@ from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.privacy.quiet import on_records
+from dpgm.progress import ProgressLike, Reporter
 from dpgm.random import Randomness, RngLike, as_generator
 from dpgm.schema import Schema
-from dpgm.validation import callable_or_none, integer, one_of, positive
+from dpgm.validation import integer, one_of, positive
 from dpgm.workload import Workload, as_workload
 
 if TYPE_CHECKING:
     import pandas as pd
 
-Progress = Callable[[str], object]
+#: a function called with each progress line, True (bars, or lines), False or None (silent,
+#: but bars in a notebook): dpgm.progress
+Progress = ProgressLike
 WorkloadLike = Workload | Sequence[Iterable[str]]
 
 #: the accounting a mechanism uses: "pure" ε-DP (a δ is accepted and not spent), "zcdp"
@@ -100,7 +103,7 @@ class Mechanism:
         rho: float | None = None,
         estimator: str = "pgm",
         max_memory: float | None = None,
-        progress: Progress | None = None,
+        progress: Progress = None,
     ):
         if rho is not None:  # a zCDP budget given natively (δ only to report (ε, δ))
             if epsilon is not None:
@@ -120,7 +123,8 @@ class Mechanism:
         self.max_memory = (
             float(DEFAULT_MAX_MEMORY) if max_memory is None else positive("max_memory", max_memory)
         )
-        self.progress = callable_or_none("progress", progress)
+        self.progress = progress
+        self._reporter = Reporter(progress)
         self._reset()
 
     # -- the template ---------------------------------------------------------------------
@@ -347,18 +351,12 @@ class Mechanism:
         )
 
     def _say(self, message: str) -> None:
-        if self.progress is not None:
-            self.progress(message)
+        self._reporter.say(message)
 
     def _iteration_reporter(self, iters: int, what: str) -> Callable[[int, float], None]:
-        """An estimation callback that reports every tenth of ``iters`` iterations."""
-        period = max(1, iters // 10)
-
-        def report(iteration: int, value: float) -> None:
-            if iteration % period == 0:
-                self._say(f"{what} {iteration}/{iters}: {value:.6g}")
-
-        return report
+        """An estimation callback: a bar of ``iters`` iterations, or a line every tenth
+        (:mod:`dpgm.progress`)."""
+        return self._reporter.steps(iters, what)
 
 
 class CliqueModelMechanism(Mechanism):
