@@ -44,6 +44,10 @@ def test_fit_writes_a_network_and_the_ledger_line(asia_csv, tmp_path, capsys, me
     network = read_bif(out).check()
     assert network.states == load("asia").states
     assert network.parents == load("asia").parents
+    # the file keeps the release: the ledger, the learner, the seed flag
+    assert network.release.seeded
+    assert network.release.mechanism == ("DInd" if method == "dind" else "DataDependentBN")
+    assert network.release.ledger["spent"]["epsilon"] == pytest.approx(1.0)
     # the same seed gives the same file
     again = tmp_path / "again.bif"
     assert main(argv[:-4] + ["--out", str(again), "--iters", "50"]) == 0

@@ -381,3 +381,31 @@ def test_a_latin1_file_is_read(tmp_path):
                        ("bom.bif", b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))):
         (tmp_path / name).write_bytes(data)
         assert read_bif(tmp_path / name).states == network.states
+
+
+def test_a_released_network_round_trips_with_its_ledger_and_total(tmp_path):
+    """A BN also round-trips as BIF (issue 25): dpgm keeps the noisy record count and the
+    release (ledger, learner, seeded) in properties of the network block."""
+    from dpgm.io import read_bif, write_bif
+    from dpgm.models import BayesianNetwork, Release
+
+    network = BayesianNetwork(
+        ["rain", "wet"], {"rain": ["no", "yes"], "wet": ["dry", "damp"]},
+        {"rain": (), "wet": ("rain",)},
+        {"rain": np.array([0.7, 0.3]), "wet": np.array([[0.8, 0.2], [0.1, 0.9]])},
+        name="lawn", total=50.5)
+    network.release = Release({"accounting": "pure", "spent": {"epsilon": 1.0, "delta": 0.0},
+                               "entries": [{"label": "node {wet}; \"cpd\"", "epsilon": 1.0,
+                                            "rho": None, "delta": 0.0}]},
+                              "DataDependentBN", {"epsilon": 1.0}, seeded=True)
+    write_bif(network, tmp_path / "lawn.bif")
+    loaded = read_bif(tmp_path / "lawn.bif")
+    assert loaded.release == network.release and loaded.total == 50.5
+    for v in network.variables:
+        np.testing.assert_array_equal(loaded.cpds[v], network.cpds[v])
+    text = (tmp_path / "lawn.bif").read_text()
+    broken = text.replace('dpgm-release "', 'dpgm-release "!!', 1)
+    with pytest.raises(DataError, match="dpgm-release is not readable"):
+        parse_bif(broken)
+    other = text.replace("  property dpgm-total 50.5;\n", "  property author \"someone\";\n")
+    assert parse_bif(other).total == 1.0  # properties of other tools are ignored

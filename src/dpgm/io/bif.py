@@ -20,13 +20,22 @@ ignored; anything else outside the blocks is an error.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import math
 import re
 from os import PathLike
 
 import numpy as np
 
 from dpgm.errors import DataError
+from dpgm.models.base import Release
 from dpgm.models.bayesian_network import BayesianNetwork
+
+#: the network block's properties in which dpgm keeps what BIF has no place for: the
+#: network's record count and its release (the ledger, base64 JSON: BIF has no escapes)
+_PROPERTY = re.compile(r"\s*property\s+dpgm-(?P<key>total|release)\s+(?P<value>\S+)\s*$")
 
 __all__ = ["BayesianNetwork", "parse_bif", "read_bif", "to_bif", "write_bif"]
 
@@ -259,6 +268,7 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
     states: dict[str, list[str]] = {}
     blocks: list[tuple[int, re.Match]] = []
     name = ""
+    kept: dict = {}
     pos = 0
     while True:
         skip = re.compile(r"\s*").match(body_text, pos)
@@ -277,6 +287,7 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
         for start, m in blocks:
             if m.group("kind") == "network":
                 name = _unquote(m.group("name"))
+                kept = _network_properties(src, m.group("body"), m.start("body"))
             elif m.group("kind") == "variable":
                 var = _unquote(m.group("name"))
                 if var in states:
@@ -295,7 +306,31 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
             parents[child], cpds[child] = pars, cpd
     except _MissingSemicolon as exc:
         raise src.error(exc.pos, f"missing ';' after {exc.text!r}") from None
-    return assemble(origin, states, parents, cpds, name, "probability block")
+    network = assemble(origin, states, parents, cpds, name, "probability block")
+    network.total = kept.get("total", network.total)
+    network.release = kept.get("release")
+    return network
+
+
+def _network_properties(src: _Source, body: str, body_pos: int) -> dict:
+    """dpgm's properties of the network block (others are ignored, as BIF allows)."""
+    kept: dict = {}
+    for pos, text in _entries(body, body_pos):
+        m = _PROPERTY.match(text)
+        if m is None:
+            continue
+        value = _unquote(m.group("value"))
+        try:
+            if m.group("key") == "total":
+                kept["total"] = float(value)
+                if not math.isfinite(kept["total"]) or kept["total"] <= 0:
+                    raise ValueError(value)
+            else:
+                kept["release"] = Release.from_json(json.loads(base64.b64decode(
+                    value.encode("ascii"), altchars=b"-_", validate=True)))
+        except (ValueError, binascii.Error, UnicodeError, AttributeError, TypeError):
+            raise src.error(pos, f"the property dpgm-{m.group('key')} is not readable") from None
+    return kept
 
 
 def assemble(
@@ -349,7 +384,13 @@ def _name(text: str) -> str:
 def to_bif(network: BayesianNetwork) -> str:
     """The network as BIF text that :func:`parse_bif` reads back exactly (``repr`` floats)."""
     network.check()
-    lines = [f"network {_name(network.name or 'unknown')} {{", "}"]
+    kept = []
+    if network.total != 1.0:  # a learner's noisy record count
+        kept.append(f"  property dpgm-total {network.total!r};")
+    if network.release is not None:
+        encoded = base64.urlsafe_b64encode(json.dumps(network.release.to_json()).encode())
+        kept.append(f'  property dpgm-release "{encoded.decode("ascii")}";')
+    lines = [f"network {_name(network.name or 'unknown')} {{", *kept, "}"]
     for v in network.variables:
         states = ", ".join(_name(str(s)) for s in network.states[v])
         lines += [
