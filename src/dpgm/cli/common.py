@@ -310,15 +310,12 @@ def write_ledger(path, budget) -> None:
         json.dump(budget.to_json(), handle, indent=2)
 
 
-def check_default_rows(result) -> None:
+def check_default_rows(model_total: float) -> None:
     """Refuse to write a model's noisy record count of rows where it is huge (a tiny
-    epsilon); records a mechanism released are written as they are."""
+    epsilon)."""
     from dpgm.errors import DpgmError
-    from dpgm.models.base import ModelBase
 
-    if not isinstance(result, ModelBase):
-        return
-    total = max(int(round(result.total)), 0)
+    total = max(int(round(model_total)), 0)
     if total > MAX_DEFAULT_ROWS:
         raise DpgmError(
             f"the model estimates {total:,} records (a very small epsilon makes this noisy); "

@@ -110,7 +110,7 @@ def _sample(args: argparse.Namespace) -> int:
     model = _read(args.model)
     given = given_values(args.given, model.schema, model.domain)
     if args.rows is None:
-        check_default_rows(model)
+        check_default_rows(model.total)
     else:
         limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
         check_row_memory(args.rows, len(model.domain), limit)

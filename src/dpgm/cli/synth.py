@@ -65,8 +65,8 @@ def _synth(args: argparse.Namespace) -> int:
     """``dpgm synth``: fit, then write synthetic records (and the model, where asked)."""
     mechanism, outputs = fit_checked(args, sample=True)
     out = outputs["out"]
-    if args.rows is None:
-        check_default_rows(mechanism.result)
+    if args.rows is None and mechanism.releases_model:  # released records are written whole
+        check_default_rows(mechanism.result.total)
     synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed),
                                          given=outputs["given"])
     if mechanism.schema is None:

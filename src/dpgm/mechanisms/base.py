@@ -33,7 +33,7 @@ from dpgm.inference.cliques import Clique
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import Measurement
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
-from dpgm.models.base import Model, ModelBase, Release
+from dpgm.models.base import Model, Release
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
@@ -195,7 +195,7 @@ class Mechanism:
         self.result = result
         if isinstance(result, MarkovRandomField):
             self.model = result
-        if isinstance(result, ModelBase):  # the release carries what it was made from
+        if self.releases_model:  # the release carries what it was made from
             result.schema = schema
             result.release = Release.of(self.budget, type(self).__name__, self.options(),
                                         seeded=randomness.noise is not None)
@@ -231,7 +231,7 @@ class Mechanism:
             raise DpgmError("call fit first: there is no model to sample from")
         rows = None if rows is None else integer("rows", rows, least=0)
         result = self.result
-        if isinstance(result, ModelBase):
+        if self.releases_model:
             return result.synthetic_data(rows, rng, given=given)
         # the mechanism released records itself
         if given:
