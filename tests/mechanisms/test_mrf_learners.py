@@ -27,7 +27,11 @@ def spins():
 
 def test_one_registry_holds_every_learner_with_its_kind():
     assert set(MRF_LEARNERS) == {"ising", "pairwise", "twise", "structure"}
-    assert {cls.kind for cls in LEARNERS.values()} >= {"synthesizer", "mrf"}
+    assert {cls.kind for cls in LEARNERS.values()} == {"synthesizer", "bn", "mrf"}
+    from dpgm.mechanisms import BN_LEARNERS, REGISTRY
+
+    assert all(cls.kind == "bn" for cls in BN_LEARNERS.values())
+    assert all(cls.kind == "synthesizer" for cls in REGISTRY.values())
     assert all(LEARNERS[name] is cls for name, cls in MRF_LEARNERS.items())
 
 

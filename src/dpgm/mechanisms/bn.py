@@ -116,6 +116,7 @@ class BNParameterLearner(Mechanism):
     contingency table of L1 sensitivity 1.
     """
 
+    kind = "bn"
     privacy = "pure"
     estimators = ("original", "pgm")
 
