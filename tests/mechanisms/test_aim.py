@@ -14,7 +14,7 @@ from scipy import optimize, stats
 import dpgm.mechanisms.aim as aim_module
 import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
-from dpgm.errors import BudgetExceededError
+from dpgm.errors import BudgetExceededError, ModelTooLargeError
 from dpgm.evaluation import tv_distance
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.mechanisms.aim import AIM, anneals, downward_closure
@@ -383,3 +383,26 @@ def test_a_workload_clique_over_the_model_size_is_left_out_not_a_crash(data):
     mechanism.fit(Dataset(records, wide), workload=[("a", "b"), ("b", "c")], rng=0)
     assert ("a", "b") not in mechanism.selected
     assert any("over the model size left out" in line for line in lines)
+
+
+def test_a_size_cap_below_the_one_way_model_is_refused_before_reading():
+    """It used to fail after spending on the one-way marginals (no round could select)."""
+    from mechanism_helpers import PublicOnly
+
+    domain = Domain(list("abcde"), [4] * 5)  # the one-way model: 20 cells
+    mechanism = AIM(1.0, max_model_size=0.0001)  # 12.5 cells
+    with pytest.raises(ModelTooLargeError, match="one-way marginals alone .* 20 cells"):
+        mechanism.fit(PublicOnly(domain), rng=0)
+    assert mechanism.budget is None
+
+
+def test_cliques_inside_the_model_are_always_candidates():
+    """At a cap just above the one-way model no pair ever fits, but the one-way marginals
+    (inside the model) stay candidates, as in the reference: every round selects one."""
+    from mechanism_helpers import sample_data
+
+    domain = Domain(list("abcde"), [4] * 5)
+    mechanism = AIM(1.0, max_model_size=0.00016, rounds=30, round_iters=5, iters=20)
+    model = mechanism.fit(sample_data(domain, 2000, seed=0), rng=0)
+    assert mechanism.budget.spent_epsilon_delta()[0] == pytest.approx(1.0)
+    assert all(len(c) == 1 for c in model.cliques)

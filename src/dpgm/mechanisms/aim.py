@@ -53,7 +53,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import ParameterError, option
+from dpgm.errors import ModelTooLargeError, ParameterError, option
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.cliques import Clique
 from dpgm.inference.junction_tree import TreeSizes
@@ -212,6 +212,14 @@ class AIM(Mechanism):
                 f"rounds must be at least the number of attributes ({d}), got {rounds}: "
                 "the one-way marginals alone would cost alpha*d/rounds of the budget"
             )
+        # the model of the one-way marginals, AIM's first estimate, must fit its size cap:
+        # otherwise no round could select anything (found after spending, before)
+        one_way = sum(domain.shape)
+        if one_way > self.max_model_size * MEGABYTE / CELL_BYTES:
+            raise ModelTooLargeError(
+                f"the one-way marginals alone make a model of {one_way:,} cells, over "
+                f"{option('max_model_size', self.max_model_size)} MB "
+                f"({self.max_model_size * MEGABYTE / CELL_BYTES:,.0f} cells): raise it")
         candidates = self.candidates(domain, workload)
         # the true and the model's marginal of every candidate are kept at once
         self.check_tables(domain, candidates, "the candidates' true and model marginals")
@@ -267,7 +275,10 @@ class AIM(Mechanism):
             cap = (min(used, rho) / rho) * max_cells
             with clock("model-size checks"):
                 base = model.tree.cliques
-                allowed = {r: w for r, w in candidates.items() if sizes.fits(base, r, cap)}
+                # a clique inside the model adds nothing to it: always allowed, as in the
+                # reference (mbi's filter_candidates), so the one-way candidates always are
+                allowed = {r: w for r, w in candidates.items()
+                           if sizes.fits(base, r, cap) or any(set(r) <= set(c) for c in base)}
             with clock("model marginals"):
                 estimates = dict(zip(allowed, model.marginals(allowed), strict=True))
             with clock("selection"):
