@@ -1,7 +1,7 @@
 """``dpgm bn``: Bayesian networks on the command line — private fitting, queries, MAP, samples.
 
 ``fit`` is the only command that reads sensitive data; it spends its budget through
-:mod:`dpgm.mechanisms.bn_parameters` and ends with the ledger line. ``query``, ``map`` and
+:mod:`dpgm.mechanisms.bn` and ends with the ledger line. ``query``, ``map`` and
 ``sample`` read a released model (a BIF file) only: post-processing, free. Everything a
 command can check before reading the data (options, the output path, the structure, the
 columns) is checked first.
