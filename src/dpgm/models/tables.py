@@ -15,6 +15,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError, ParameterError
+from dpgm.inference.sampling import draw_records
 from dpgm.models.base import ModelBase, conditioned
 
 
@@ -127,19 +128,12 @@ class TableModel(ModelBase):
                 "these local tables are not one distribution and cannot be sampled; "
                 "use the Private-PGM estimator for synthetic data"
             )
-        records = np.zeros((n, len(self.domain)), dtype=np.int64)
-        covered = set()
-        for clique, table in self.tables.items():
-            weights = np.clip(table.ravel(), 0.0, None)
-            if weights.sum() <= 0:
-                weights = np.ones_like(weights)
-            cells = gen.choice(weights.size, size=n, p=weights / weights.sum())
-            for a, column in zip(clique, np.unravel_index(cells, table.shape)):
-                records[:, self.domain.axes([a])[0]] = column
-            covered.update(clique)
-        for a in self.domain:
-            if a not in covered:
-                records[:, self.domain.axes([a])[0]] = gen.integers(self.domain[a], size=n)
+        # the one row sampler: each table drawn on its own (negative least-squares counts
+        # clipped; a table with no mass, and an attribute in no table, uniform)
+        covered = {a for clique in self.tables for a in clique}
+        steps = [((), clique, np.clip(table, 0.0, None)) for clique, table in self.tables.items()]
+        steps += [((), (a,), np.ones(self.domain[a])) for a in self.domain if a not in covered]
+        records = draw_records(self.domain, steps, n, gen)
         return Dataset(records, self.domain)
 
     def __repr__(self) -> str:
