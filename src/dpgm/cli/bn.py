@@ -10,11 +10,15 @@ columns) is checked first.
 from __future__ import annotations
 
 import argparse
-import json
-import re
-from collections.abc import Sequence
 
-from dpgm.cli.common import say
+from dpgm.cli.common import (  # noqa: F401 (parse_query: dpgm.cli.bn named it first)
+    parse_pairs,
+    parse_query,
+    parse_variables,
+    print_conditional,
+    print_map,
+    say,
+)
 
 #: --method -> (learner name in dpgm.mechanisms.BN_LEARNERS, estimator)
 METHODS = {
@@ -22,26 +26,7 @@ METHODS = {
     "dind": ("dind", "original"),
     "pgm": ("data-dependent", "pgm"),
 }
-_QUERY = re.compile(r"\s*P\s*\((?P<variables>[^|]*?)(?:\|(?P<evidence>.*))?\)\s*", re.DOTALL)
 
-
-
-def _pairs(items: Sequence[str] | None, flag: str) -> dict[str, str]:
-    """``NAME=state`` items (each may hold several, comma-separated) as a dict."""
-    from dpgm.errors import ParameterError
-
-    found: dict[str, str] = {}
-    for item in items or ():
-        for pair in item.split(","):
-            if not pair.strip():
-                continue
-            name, sep, state = pair.partition("=")
-            if not sep or not name.strip() or not state.strip():
-                raise ParameterError(f"{flag} takes VARIABLE=state, got {pair.strip()!r}")
-            if name.strip() in found:
-                raise ParameterError(f"{flag} gives {name.strip()!r} twice")
-            found[name.strip()] = state.strip()
-    return found
 
 
 def _checked_evidence(network, evidence: dict[str, str]) -> dict[str, str]:
@@ -58,27 +43,6 @@ def _checked_evidence(network, evidence: dict[str, str]) -> dict[str, str]:
                 f"{state!r} is not a state of {name!r}; its states are {network.states[name]}"
             )
     return evidence
-
-
-def parse_query(text: str) -> tuple[list[str], dict[str, str]]:
-    """``"P(A, B | C=c1, D=d2)"`` as (["A", "B"], {"C": "c1", "D": "d2"})."""
-    from dpgm.errors import ParameterError
-
-    match = _QUERY.fullmatch(text)
-    variables = [] if match is None else [
-        v.strip() for v in match.group("variables").split(",") if v.strip()
-    ]
-    if match is None or not variables:
-        raise ParameterError(
-            f"a query looks like \"P(A, B | C=c1, D=d2)\" (evidence optional), got {text!r}"
-        )
-    if "|" in (match.group("evidence") or ""):  # "P(A | B=b | C=c)": not a state
-        raise ParameterError(
-            f"a query has one '|', before the evidence; separate the evidence with commas, "
-            f"as in \"P(A | B=b0, C=c0)\", got {text!r}"
-        )
-    evidence = _pairs([match.group("evidence") or ""], "the evidence")
-    return variables, evidence
 
 
 def _read_network(path: str):
@@ -145,40 +109,16 @@ def _fit(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     variables, evidence = parse_query(args.query)
     network = _read_network(args.model)
-    table = network.query(variables, _checked_evidence(network, evidence))
-    rows = [
-        {"assignment": dict(zip(variables, key if isinstance(key, tuple) else (key,))),
-         "probability": float(p)}
-        for key, p in table.items()
-    ]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
-    print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
-    frame = table.reset_index()
-    print(frame.to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+    print_conditional(network.query(variables, _checked_evidence(network, evidence)),
+                      variables, evidence, args.json)
     return 0
 
 
 def _map(args: argparse.Namespace) -> int:
-    from dpgm.errors import DomainError
-
     network = _read_network(args.model)
-    evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
-    variables = None
-    if args.variables is not None:
-        variables = [v.strip() for v in args.variables.split(",") if v.strip()]
-        unknown = [v for v in variables if v not in network.states]
-        if unknown or not variables:
-            raise DomainError(f"--variables names no variable of the network: {unknown}")
-    best = network.map_query(variables, evidence)
-    if args.json:
-        print(json.dumps(best, indent=2))
-    else:
-        width = max(len(v) for v in best) if best else 0
-        for variable, state in best.items():
-            print(f"{variable:<{width}}  {state}")
+    evidence = _checked_evidence(network, parse_pairs(args.evidence, "--evidence"))
+    variables = parse_variables(args.variables, network.domain, "variable of the network")
+    print_map(network.map_query(variables, evidence), args.json)
     return 0
 
 
@@ -190,7 +130,7 @@ def _sample(args: argparse.Namespace) -> int:
     out = check_output(args.out, force=args.force, inputs=[args.model])
     check_format(args.out)
     network = _read_network(args.model)
-    evidence = _checked_evidence(network, _pairs(args.evidence, "--evidence"))
+    evidence = _checked_evidence(network, parse_pairs(args.evidence, "--evidence"))
     # its message names --max-memory and --rows: both are options of bn sample
     limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
     check_row_memory(args.rows, len(network.variables), limit)

@@ -351,3 +351,96 @@ def add_engine_option(parser: argparse.ArgumentParser, same: str) -> None:
     )
 
 
+# -- queries of a released model: the grammar and the output of bn and model ------------------
+_QUERY = re.compile(r"\s*P\s*\((?P<variables>[^|]*?)(?:\|(?P<evidence>.*))?\)\s*", re.DOTALL)
+
+
+def parse_pairs(items: Sequence[str] | None, flag: str) -> dict[str, str]:
+    """``NAME=state`` items (each may hold several, comma-separated) as a dict."""
+    from dpgm.errors import ParameterError
+
+    found: dict[str, str] = {}
+    for item in items or ():
+        for pair in item.split(","):
+            if not pair.strip():
+                continue
+            name, sep, state = pair.partition("=")
+            if not sep or not name.strip() or not state.strip():
+                raise ParameterError(f"{flag} takes VARIABLE=state, got {pair.strip()!r}")
+            if name.strip() in found:
+                raise ParameterError(f"{flag} gives {name.strip()!r} twice")
+            found[name.strip()] = state.strip()
+    return found
+
+
+def parse_query(text: str) -> tuple[list[str], dict[str, str]]:
+    """``"P(A, B | C=c1, D=d2)"`` as (["A", "B"], {"C": "c1", "D": "d2"})."""
+    from dpgm.errors import ParameterError
+
+    match = _QUERY.fullmatch(text)
+    variables = [] if match is None else [
+        v.strip() for v in match.group("variables").split(",") if v.strip()
+    ]
+    if match is None or not variables:
+        raise ParameterError(
+            f"a query looks like \"P(A, B | C=c1, D=d2)\" (evidence optional), got {text!r}"
+        )
+    if "|" in (match.group("evidence") or ""):  # "P(A | B=b | C=c)": not a state
+        raise ParameterError(
+            f"a query has one '|', before the evidence; separate the evidence with commas, "
+            f"as in \"P(A | B=b0, C=c0)\", got {text!r}"
+        )
+    evidence = parse_pairs([match.group("evidence") or ""], "the evidence")
+    return variables, evidence
+
+
+def parse_variables(text: str | None, domain, what: str) -> list[str] | None:
+    """``--variables A,B`` as a list (None where not given), each a known attribute."""
+    from dpgm.errors import DomainError
+
+    if text is None:
+        return None
+    variables = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [v for v in variables if v not in domain]
+    if unknown or not variables:
+        raise DomainError(f"--variables names no {what}: {unknown}")
+    return variables
+
+
+def plain_label(label: object) -> object:
+    """A label as JSON writes it: a missing value (NaN, NaT) as null, NumPy scalars as
+    Python ones."""
+    import pandas as pd
+
+    if label is None or (not isinstance(label, (list, tuple, str)) and pd.isna(label)):
+        return None
+    return label.item() if hasattr(label, "item") else label
+
+
+def print_conditional(table, variables: list[str], evidence: dict, as_json: bool) -> None:
+    """``P(variables | evidence)`` (a Series indexed by labels) as the rows of a table, or
+    as JSON ``[{"assignment": {...}, "probability": p}, ...]``."""
+    import json
+
+    if as_json:
+        rows = [{"assignment": {v: plain_label(k) for v, k in
+                                zip(variables, key if isinstance(key, tuple) else (key,))},
+                 "probability": float(p)} for key, p in table.items()]
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
+    print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
+    print(table.reset_index().to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+
+
+def print_map(best: dict, as_json: bool) -> None:
+    """The most probable labels, as JSON ``{variable: label}`` or aligned lines."""
+    import json
+
+    best = {v: plain_label(label) for v, label in best.items()}
+    if as_json:
+        print(json.dumps(best, indent=2, default=str))
+        return
+    width = max((len(v) for v in best), default=0)
+    for variable, label in best.items():
+        print(f"{variable:<{width}}  {label}")

@@ -11,7 +11,14 @@ import argparse
 import json
 import sys
 
-from dpgm.cli.common import say
+from dpgm.cli.common import (
+    parse_pairs,
+    parse_query,
+    parse_variables,
+    print_conditional,
+    print_map,
+    say,
+)
 
 FREE = "reads no data and spends no budget"
 SEEDED_NOTE = ("dpgm: note: this model was fitted with --seed: reproducible research output, "
@@ -38,16 +45,6 @@ def _labels(model, given: dict[str, str]) -> dict[str, str]:
             raise DomainError(f"{name!r} is not an attribute of the model; it has "
                               f"{list(model.domain.attrs)}")
     return given
-
-
-def _plain(label: object) -> object:
-    """A label as JSON writes it: a missing value (NaN, NaT) as null, NumPy scalars as
-    Python ones."""
-    import pandas as pd
-
-    if label is None or (not isinstance(label, (list, tuple, str)) and pd.isna(label)):
-        return None
-    return label.item() if hasattr(label, "item") else label
 
 
 # -- info -------------------------------------------------------------------------------------
@@ -123,45 +120,18 @@ def _sample(args: argparse.Namespace) -> int:
 
 # -- query and map ----------------------------------------------------------------------------
 def _query(args: argparse.Namespace) -> int:
-    from dpgm.cli.bn import parse_query
-
     variables, evidence = parse_query(args.query)
     model = _read(args.model)
-    table = model.conditional_table(variables, _labels(model, evidence) or None)
-    rows = [
-        {"assignment": {v: _plain(k) for v, k in
-                        zip(variables, key if isinstance(key, tuple) else (key,))},
-         "probability": float(p)}
-        for key, p in table.items()
-    ]
-    if args.json:
-        print(json.dumps(rows, indent=2, default=str))
-        return 0
-    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
-    print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
-    print(table.reset_index().to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+    print_conditional(model.conditional_table(variables, _labels(model, evidence) or None),
+                      variables, evidence, args.json)
     return 0
 
 
 def _map(args: argparse.Namespace) -> int:
-    from dpgm.cli.bn import _pairs
-    from dpgm.errors import DomainError
-
     model = _read(args.model)
-    evidence = _labels(model, _pairs(args.evidence, "--evidence"))
-    variables = None
-    if args.variables is not None:
-        variables = [v.strip() for v in args.variables.split(",") if v.strip()]
-        unknown = [v for v in variables if v not in model.domain]
-        if unknown or not variables:
-            raise DomainError(f"--variables names no attribute of the model: {unknown}")
-    best = {v: _plain(label) for v, label in model.map_query(variables, evidence or None).items()}
-    if args.json:
-        print(json.dumps(best, indent=2, default=str))
-    else:
-        width = max((len(v) for v in best), default=0)
-        for variable, label in best.items():
-            print(f"{variable:<{width}}  {label}")
+    evidence = _labels(model, parse_pairs(args.evidence, "--evidence"))
+    variables = parse_variables(args.variables, model.domain, "attribute of the model")
+    print_map(model.map_query(variables, evidence or None), args.json)
     return 0
 
 
