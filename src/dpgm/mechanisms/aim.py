@@ -265,6 +265,9 @@ class AIM(Mechanism):
             + (f" ({dropped} candidates over the model size left out)" if dropped else "")
         )
 
+        # a bar of rounds out of the public maximum (where bars are shown: dpgm.progress);
+        # the last round, which may come early when the budget runs low, fills it
+        round_bar = self._reporter.steps(rounds, "AIM rounds") if self._reporter.bars else None
         for t in range(1, rounds + 1):
             remaining = budget.remaining
             last = t == rounds or remaining < 2.0 * (0.5 / sigma**2 + epsilon**2 / 8.0)
@@ -321,6 +324,8 @@ class AIM(Mechanism):
                 f"model {model.tree.size():,} cells"
                 + ("; annealing" if annealed and not last else "")
             )
+            if round_bar is not None:
+                round_bar(rounds if last else t)
             if last:
                 break
             if annealed:
