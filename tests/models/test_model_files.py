@@ -296,3 +296,15 @@ def test_every_family_answers_conditional_and_map_queries_in_labels(family):
     if family != "tables" or model.independent:
         record = model.map_query(None, {first: label})
         assert set(record) == set(rest)
+
+
+def test_a_tree_without_the_running_intersection_property_is_refused(tmp_path):
+    """A crafted tree that passes the shape checks but would calibrate wrongly."""
+    model = MarkovRandomField(Domain(["a", "b", "c"], [2, 2, 2]),
+                              {("a", "b"): np.zeros((2, 2)), ("b", "c"): np.zeros((2, 2))}, 5.0)
+    path, members = saved(tmp_path, model)
+    header = header_of(members)
+    header["model"]["tree"] = {"cliques": [["a", "b"], ["c"], ["b", "c"]], "parent": [-1, 0, 1],
+                               "order": [0, 1, 2], "heuristic": ""}
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "not a junction tree")

@@ -150,6 +150,14 @@ def _tree(domain: Domain, spec: Mapping, cliques: list[tuple[str, ...]]) -> Junc
     if any(not any(set(c) <= set(n) for n in nodes) for c in cliques) or \
             {a for n in nodes for a in n} != set(domain.attrs):
         raise ModelFileError("'model.tree' does not cover the model's cliques and attributes")
+    # running intersection: the nodes holding an attribute form one subtree (all but one
+    # of them have a parent that holds it too), else calibration would answer wrongly
+    for attr in domain.attrs:
+        holding = [i for i, n in enumerate(nodes) if attr in n]
+        linked = sum(parent[i] >= 0 and attr in nodes[parent[i]] for i in holding)
+        if linked != len(holding) - 1:
+            raise ModelFileError(f"'model.tree' is not a junction tree: the cliques holding "
+                                 f"{attr!r} are not connected")
     return JunctionTree(domain, nodes, list(parent), list(order), str(spec.get("heuristic", "")))
 
 
