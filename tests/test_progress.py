@@ -69,3 +69,19 @@ def test_a_mechanism_takes_true_and_refuses_what_is_not_progress(capsys):
     assert "[dpgm] measured" in err and "300" not in err and not TIMING.search(err)
     with pytest.raises(ParameterError, match="progress must be a function"):
         MST(1.0, progress=3)
+
+
+def test_a_bars_frames_do_not_depend_on_time(capsys):
+    """Which steps a bar draws must not follow the clock (tqdm's default redraws every
+    0.1 s): the rate would show, and with it the number of records."""
+    pytest.importorskip("tqdm")
+    import time
+
+    outputs = []
+    for pause in (0.0, 0.003):
+        step = Reporter(True).steps(120, "estimation")
+        for i in range(1, 121):
+            time.sleep(pause)
+            step(i)
+        outputs.append(capsys.readouterr().err)
+    assert outputs[0] == outputs[1] and "60/120" in outputs[0]

@@ -66,8 +66,13 @@ class Reporter:
         """A callback for step i (1..``total``, a public number) of a loop, with a released
         value to show (or None): a bar that ends at ``total``, or a line every tenth."""
         if self.bars is not None:
+            # frames at fixed steps, never on a clock: tqdm's default redraws every 0.1 s,
+            # so which steps show would reveal the rate (and so the number of records)
+            self.bars.monitor_interval = 0
+            options = {"mininterval": 0, "maxinterval": float("inf"),
+                       "miniters": max(1, total // 100), **self.bar_options}
             bar = self.bars(total=total, desc=what, bar_format=BAR_FORMAT, leave=False,
-                            file=sys.stderr, **self.bar_options)
+                            file=sys.stderr, **options)
 
             def advance(step: int, value: float | None = None) -> None:
                 bar.update(step - bar.n)

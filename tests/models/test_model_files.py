@@ -308,3 +308,29 @@ def test_a_tree_without_the_running_intersection_property_is_refused(tmp_path):
                                "order": [0, 1, 2], "heuristic": ""}
     rewrite(path, {**members, "model.json": json.dumps(header).encode()})
     refused(path, "not a junction tree")
+
+
+@pytest.mark.parametrize("change", [
+    {"kind": ["MarkovRandomField"]},
+    {"release": {"ledger": {"entries": [{"label": 3}]}, "seeded": "no"}},
+    {"model": {"total": 5.0, "cliques": [["a", "b"], [{"x": 1}]]}},
+    {"model": {"total": 5.0, "cliques": [["a", "b"], ["a", "b"]]}},
+    {"model": {"total": 5.0, "cliques": [["a", "b"], ["b", "c"]],
+               "tree": {"cliques": [["a", "b"], ["b", "c"]], "parent": [-1, "0"],
+                        "order": [0, 1.0]}}},
+    {"domain": {"a": [[[[[[[[]]]]]]]]}},
+])
+def test_malformed_metadata_is_refused_in_one_line(tmp_path, change):
+    path, members = saved(tmp_path)
+    header = header_of(members)
+    header.update(change)
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "")
+
+
+def test_deeply_nested_metadata_is_refused_in_one_line(tmp_path):
+    path, members = saved(tmp_path)
+    text = members["model.json"].decode().replace('"schema": null',
+                                                  '"schema": ' + "[" * 100_000 + "]" * 100_000)
+    rewrite(path, {**members, "model.json": text.encode()})
+    refused(path, "")

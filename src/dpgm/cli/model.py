@@ -111,7 +111,8 @@ def _sample(args: argparse.Namespace) -> int:
     else:
         limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
         check_row_memory(args.rows, len(model.domain), limit)
-    records = model.synthetic_data(args.rows, rng=args.seed, given=given or None)
+    records = model.synthetic_data(args.rows, rng=args.seed, given=given or None,
+                                   max_memory=args.max_memory)
     frame = records if model.schema is not None else records.to_pandas(labels=True)
     write_table(frame, out, model.schema)
     say(f"wrote {len(frame)} records to {out}")

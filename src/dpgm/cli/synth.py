@@ -64,6 +64,9 @@ def _build_mechanism(args: argparse.Namespace):
 def _synth(args: argparse.Namespace) -> int:
     """``dpgm synth``: fit, then write synthetic records (and the model, where asked)."""
     mechanism, outputs = fit_checked(args, sample=True)
+    if outputs["model"] is not None:  # first: what was paid for is kept whatever follows
+        mechanism.result.save(outputs["model"])
+        say(f"wrote the model to {outputs['model']}")
     out = outputs["out"]
     if args.rows is None and mechanism.releases_model:  # released records are written whole
         check_default_rows(mechanism.result.total)
@@ -71,9 +74,6 @@ def _synth(args: argparse.Namespace) -> int:
                                          given=outputs["given"])
     if mechanism.schema is None:
         synthetic = synthetic.to_pandas()
-    if outputs["model"] is not None:
-        mechanism.result.save(outputs["model"])
-        say(f"wrote the model to {outputs['model']}")
     write_table(synthetic, out, mechanism.schema)
     say(f"wrote {len(synthetic)} synthetic records to {out}")
     report_spend(mechanism.budget, outputs["ledger"], out)

@@ -232,7 +232,7 @@ class Mechanism:
         rows = None if rows is None else integer("rows", rows, least=0)
         result = self.result
         if self.releases_model:
-            return result.synthetic_data(rows, rng, given=given)
+            return result.synthetic_data(rows, rng, given=given, max_memory=self.max_memory)
         # the mechanism released records itself
         if given:
             raise ParameterError(

@@ -85,8 +85,21 @@ class Release:
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> Release:
-        return cls(spec.get("ledger"), str(spec.get("mechanism", "")),
-                   dict(spec.get("options") or {}), bool(spec.get("seeded", False)))
+        """A release as ``to_json`` wrote it; ValueError for any other shape."""
+        ledger, options = spec.get("ledger"), spec.get("options") or {}
+        entries = ledger.get("entries") if isinstance(ledger, Mapping) else None
+        number = (int, float, type(None))
+        if ledger is not None and not (
+                isinstance(entries, list) and isinstance(ledger.get("spent"), Mapping)
+                and all(isinstance(e, Mapping) and isinstance(e.get("label"), str)
+                        and all(isinstance(e.get(k), number) for k in ("epsilon", "rho", "delta"))
+                        for e in entries)
+                and all(isinstance(v, number) for v in ledger["spent"].values())):
+            raise ValueError("the release's ledger is not a ledger")
+        if not isinstance(options, Mapping) or not isinstance(spec.get("seeded", False), bool):
+            raise ValueError("the release's options or seed flag are malformed")
+        return cls(ledger, str(spec.get("mechanism", "")), dict(options),
+                   spec.get("seeded", False))
 
 
 class ModelBase:
@@ -104,13 +117,15 @@ class ModelBase:
         raise NotImplementedError
 
     def synthetic_data(self, n: int | None = None, rng: RngLike = None,
-                       given: Mapping[str, object] | None = None) -> Dataset | pd.DataFrame:
+                       given: Mapping[str, object] | None = None, *,
+                       max_memory: float | None = None) -> Dataset | pd.DataFrame:
         """``n`` synthetic records (default: :attr:`total` rounded) whose marginals follow
         the model, conditioned exactly on ``given``; decoded to original units where the
         model carries a schema (``given`` then takes raw values too). Post-processing of
         the released model: free."""
         rows = max(int(round(self.total)), 0) if n is None else integer("n", n, least=0)
-        check_rows(rows, len(self.domain), DEFAULT_MAX_MEMORY, copies=2)
+        limit = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
+        check_rows(rows, len(self.domain), limit, copies=2)
         generator = as_generator(rng)
         records = self._records(rows, generator, self._given(given))
         return records if self.schema is None else self.schema.decode(records, generator)

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import math
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from os import PathLike
 from pathlib import Path
@@ -65,9 +67,13 @@ class ModelFileError(DataError):
 # -- the kinds -------------------------------------------------------------------------------
 def _cliques(meta: Mapping, key: str, domain: Domain) -> list[tuple[str, ...]]:
     value = meta.get(key)
-    if not isinstance(value, list) or not all(isinstance(c, list) for c in value):
+    if not isinstance(value, list) or not all(
+            isinstance(c, list) and all(isinstance(a, str) for a in c) for c in value):
         raise ModelFileError(f"'model.{key}' must be a list of lists of attributes")
-    return [domain.check(c) for c in value]
+    cliques = [domain.check(c) for c in value]
+    if len({frozenset(c) for c in cliques}) != len(cliques):
+        raise ModelFileError(f"'model.{key}' names a clique twice")
+    return cliques
 
 
 def _shape(domain: Domain, clique: tuple[str, ...]) -> tuple[int, ...]:
@@ -141,11 +147,13 @@ def _tree(domain: Domain, spec: Mapping, cliques: list[tuple[str, ...]]) -> Junc
     nodes = _cliques(spec, "cliques", domain)
     parent, order = spec.get("parent"), spec.get("order")
     count = len(nodes)
-    if (not isinstance(parent, list) or not isinstance(order, list) or len(parent) != count
-            or sorted(order) != list(range(count))
-            or any(not isinstance(p, int) or not -1 <= p < count for p in parent)
+    integers = (isinstance(parent, list) and isinstance(order, list)
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in parent + order))
+    position = {i: k for k, i in enumerate(order)} if integers else {}
+    if (not integers or len(parent) != count or sorted(order) != list(range(count))
+            or any(not -1 <= p < count for p in parent)
             or [i for i, p in enumerate(parent) if p == -1] != [order[0]]
-            or any(parent[i] not in order[:k] for k, i in enumerate(order) if k)):
+            or any(position[parent[i]] >= k for k, i in enumerate(order) if k)):
         raise ModelFileError("'model.tree' is not a rooted tree over its cliques")
     if any(not any(set(c) <= set(n) for n in nodes) for c in cliques) or \
             {a for n in nodes for a in n} != set(domain.attrs):
@@ -402,9 +410,16 @@ def load(path: str | PathLike[str], *, max_memory: float | None = None) -> Model
         raise ModelFileError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise ModelFileError(f"{where}: a folder, not a model file") from None
-    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError,
+            OSError, RuntimeError, zlib.error, lzma.LZMAError) as exc:
+        # a damaged member (deflate, bzip2, lzma), an encrypted one
         raise ModelFileError(f"{where}: not a dpgm model file (truncated or corrupt: "
                              f"{exc})") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError,
+            RecursionError) as exc:
+        # metadata of the wrong types or depth: crafted or damaged
+        raise ModelFileError(f"{where}: not a dpgm model file (malformed metadata: "
+                             f"{type(exc).__name__})") from None
 
 
 def _load(path: Path, limit: float) -> ModelBase:
