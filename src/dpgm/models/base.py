@@ -153,11 +153,8 @@ class ModelBase:
         import pandas as pd
 
         attrs = self.domain.check(attrs)
-        index = pd.MultiIndex.from_product(
-            [list(self.domain.labels.get(a, range(self.domain[a]))) for a in attrs],
-            names=list(attrs))
-        return pd.Series(np.ravel(self.marginal(attrs, given=given)), index=index,
-                         name="count")
+        return pd.Series(np.ravel(self.marginal(attrs, given=given)),
+                         index=self._label_index(attrs), name="count")
 
     def describe(self) -> dict[str, Any]:
         """Public facts of the model, for ``dpgm model info``: its kind, the noisy record
@@ -191,9 +188,7 @@ class ModelBase:
         if overlap:
             raise DomainError(f"{overlap} are both queried and given")
         table = self.probabilities(variables, given)
-        index = pd.MultiIndex.from_product(
-            [list(self.domain.labels.get(a, range(self.domain[a]))) for a in variables],
-            names=list(variables))
+        index = self._label_index(variables)
         if len(variables) == 1:
             index = index.get_level_values(0)
         return pd.Series(table.ravel(), index=index, name="probability")
@@ -215,6 +210,14 @@ class ModelBase:
         """The codes of the most probable record given ``given`` (labels or codes)."""
         raise DpgmError(f"a {type(self).__name__} has no most probable record; ask for the "
                         "most probable values of some variables")
+
+    def _label_index(self, attrs: tuple[str, ...]) -> pd.MultiIndex:
+        """The cells of a table on ``attrs`` (C order) as labels: codes where none."""
+        import pandas as pd
+
+        return pd.MultiIndex.from_product(
+            [list(self.domain.labels.get(a, range(self.domain[a]))) for a in attrs],
+            names=list(attrs))
 
     def save(self, path: str | PathLike[str]) -> None:
         """Write the model file that :func:`dpgm.load` reads (:mod:`dpgm.models.files`):
