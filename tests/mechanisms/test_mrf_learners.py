@@ -90,3 +90,21 @@ def test_fit_cgm_keeps_the_ledger_on_its_model():
     model = dpgm.fit_cgm(data, [("a", "b"), ("b", "c")], epsilon=1.0, method="naive", rng=0)
     assert model.release.mechanism == "CGM"
     assert model.release.ledger["spent"]["epsilon"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("learn", [learn_ising, learn_pairwise])
+def test_a_model_stands_for_the_noisy_count_it_measured(spins, learn):
+    """T set from a noisy count: the count is released, so the model's total is it (the
+    default number of synthetic records); with T given nothing was counted: total 1."""
+    counted = learn(spins, 50.0, 1.5, rng=3).model
+    assert counted.total == pytest.approx(len(spins), abs=60)  # rho 0.5 on the count
+    assert len(counted.synthetic_data(rng=0)) == round(counted.total)
+    assert learn(spins, 0.5, 1.5, steps=10, rng=3).model.total == 1.0
+
+
+def test_the_t_wise_model_scales_the_count_of_its_part_to_the_whole(spins):
+    from dpgm.mrf import learn_twise
+
+    for goal in ("l1", "linf"):
+        model = learn_twise(spins, 50.0, 1.5, 2, goal=goal, rng=3).model
+        assert model.total == pytest.approx(len(spins), rel=0.1)

@@ -65,11 +65,11 @@ def learn_ising(
     data = require_records(data)
     if any(size != 2 for size in data.domain.shape):
         raise DataError("an Ising model needs binary attributes")
-    weights, budget, steps = fit_regressions(
+    weights, budget, steps, records = fit_regressions(
         data, spin_regressions(len(data.domain)), radius=2.0 * positive("width", width),
         rho=rho, steps=steps, rng=rng, budget=budget, count_share=count_share,
         step_constant=step_constant, selection=selection, label="Ising")
-    return with_release(_estimate(data, weights, budget, steps), "learn_ising", rng)
+    return with_release(_estimate(data, weights, budget, steps), "learn_ising", rng, records)
 
 
 def spin_regressions(nodes: int) -> list[tuple[int, int, int]]:

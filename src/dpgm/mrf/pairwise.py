@@ -87,7 +87,7 @@ def learn_pairwise(
     mode = one_of("mode", mode, MODES)
     pairs = value_pairs(k, mode)
     regressions = [(i, u, v) for i in range(p) for u, v in pairs]
-    weights, budget, steps = fit_regressions(
+    weights, budget, steps, records = fit_regressions(
         data, regressions, radius=2.0 * k * positive("width", width), rho=rho, steps=steps,
         rng=rng, budget=budget, count_share=count_share, step_constant=step_constant,
         selection=selection, features="onehot", label="pairwise",
@@ -96,7 +96,7 @@ def learn_pairwise(
     symmetric = (couplings + couplings.transpose(1, 0, 3, 2)) / 2.0
     model = PairwiseModel(symmetric, fields, names=list(data.domain.attrs))
     return with_release(PairwiseEstimate(model, couplings, budget, steps), "learn_pairwise",
-                        rng)
+                        rng, records)
 
 
 def centre(weights: np.ndarray, p: int, k: int) -> np.ndarray:

@@ -32,10 +32,13 @@ from dpgm.validation import fraction, integer, one_of, optional, positive
 MAX_STEPS = 10_000
 
 
-def with_release(estimate, learner: str, rng: RngLike):
+def with_release(estimate, learner: str, rng: RngLike, records: float | None = None):
     """``estimate``, its model carrying the ledger of the fit (``model.release``): a model
     a learner returns is a release, saved and reloaded with it. Non-private fits (no
-    budget) carry none."""
+    budget) carry none. ``records``, a noisy record count the fit measured, becomes the
+    model's ``total`` (at least 1); without one the model stays a distribution (total 1)."""
+    if records is not None:
+        estimate.model.total = max(float(records), 1.0)
     if estimate.budget is not None:
         estimate.model.release = Release.of(estimate.budget, learner, seeded=rng is not None)
     return estimate
@@ -76,12 +79,13 @@ def fit_regressions(
     order: int = 2,
     spent_share: float = 1.0,
     label: str,
-) -> tuple[np.ndarray, PrivacyBudget | None, int]:
+) -> tuple[np.ndarray, PrivacyBudget | None, int, float | None]:
     """The Frank–Wolfe weights of ``regressions`` (design columns × regressions), the
-    budget charged and T. ``rho=None``: non-private (``steps`` needed). Each regression
-    gets ρ' = ``spent_share``·ρ_fit / (a record's exposure); so the fit costs
-    ``spent_share``·ρ_fit (twice that, at most, with the paper's printed noise). T not
-    given is set from a noisy count, at most MAX_STEPS."""
+    budget charged, T, and the noisy record count that set T (None where T was given).
+    ``rho=None``: non-private (``steps`` needed). Each regression gets ρ' =
+    ``spent_share``·ρ_fit / (a record's exposure); so the fit costs ``spent_share``·ρ_fit
+    (twice that, at most, with the paper's printed noise). T not given is set from a noisy
+    count, at most MAX_STEPS."""
     steps = optional(lambda name, v: integer(name, v, least=2), "steps", steps)
     selection = one_of("selection", selection, SELECTIONS)
     radius = positive("radius (twice the width, times k for the pairwise model)", radius)
@@ -90,7 +94,7 @@ def fit_regressions(
             raise PrivacyParameterError("the non-private learner needs steps")
         selections = FrankWolfeSelections(data, regressions, radius=radius, steps=steps,
                                           rho=None, budget=None, features=features, order=order)
-        return frank_wolfe(selections), None, steps
+        return frank_wolfe(selections), None, steps, None
     rho = positive("rho", rho, error=PrivacyParameterError)
     count_share = fraction("count_share", count_share)
     step_constant = positive("step_constant", step_constant)
@@ -106,11 +110,12 @@ def fit_regressions(
                                 "rho)" if selection == "paper" else "")
     per_regression = charged / exposure(regressions, data.domain.shape)
     gen = None if rng is None else as_generator(rng)  # one stream for every draw
+    records = None
     if steps is None:
-        count = measure_record_count(data, budget, gen, rho=rho - fit)
-        steps = steps_for(radius, float(count.values[0]), per_regression, step_constant)
+        records = float(measure_record_count(data, budget, gen, rho=rho - fit).values[0])
+        steps = steps_for(radius, records, per_regression, step_constant)
     selections = FrankWolfeSelections(data, regressions, radius=radius, steps=steps,
                                       rho=charged, budget=budget, rng=gen, selection=selection,
                                       features=features, order=order,
                                       label=f"{label}: private Frank-Wolfe")
-    return frank_wolfe(selections), budget, steps
+    return frank_wolfe(selections), budget, steps, records

@@ -88,10 +88,10 @@ def learn_twise(
     fit = {"radius": radius, "steps": steps, "count_share": count_share, "features": "parities",
            "order": order, "step_constant": step_constant, "selection": selection}
     if goal == "l1":
-        weights, budget, steps = fit_regressions(
+        weights, budget, steps, records = fit_regressions(
             data, spin_regressions(p), rho=rho, rng=rng, budget=budget, label="t-wise", **fit)
         return with_release(TwiseEstimate(_model(data, l1_read_out(weights, columns)), budget,
-                                          steps), "learn_twise", rng)
+                                          steps), "learn_twise", rng, records)
 
     if rho is not None:
         rho = positive("rho", rho, error=PrivacyParameterError)
@@ -107,7 +107,7 @@ def learn_twise(
     part = assign_blocks(len(data), 2, gen, shares=[1.0 - moment_share, moment_share])
     first, second = (Dataset(data.records[part == b], data.domain) for b in (0, 1))
     if rho is None:
-        weights, _, steps = fit_regressions(first, spin_regressions(p), rho=None, rng=None,
+        weights, _, steps, _ = fit_regressions(first, spin_regressions(p), rho=None, rng=None,
                                             budget=None, label="t-wise", **fit)
         moments = exact_parity_moments(second, order - 1)
         return TwiseEstimate(_model(data, linf_read_out(weights, columns, moments)), None,
@@ -119,10 +119,12 @@ def learn_twise(
                       accounting="parallel composition: disjoint random parts, rho each")
     moments = private_parity_moments(second, each, order - 1, rounds=rounds, rng=gen,
                                      budget=inner, label="t-wise parity moments")
-    weights, _, steps = fit_regressions(first, spin_regressions(p), rho=each, rng=gen,
-                                        budget=inner, label="t-wise", **fit)
+    weights, _, steps, records = fit_regressions(first, spin_regressions(p), rho=each,
+                                                 rng=gen, budget=inner, label="t-wise", **fit)
+    # the count is of the regressions' part: scaled to the whole (post-processing)
+    whole = None if records is None else records / (1.0 - moment_share)
     return with_release(TwiseEstimate(_model(data, linf_read_out(weights, columns, moments)),
-                                      budget, steps, moments), "learn_twise", rng)
+                                      budget, steps, moments), "learn_twise", rng, whole)
 
 
 def exact_parity_moments(data: Dataset, order: int) -> dict[tuple[int, ...], float]:
