@@ -333,4 +333,71 @@ def test_deeply_nested_metadata_is_refused_in_one_line(tmp_path):
     text = members["model.json"].decode().replace('"schema": null',
                                                   '"schema": ' + "[" * 100_000 + "]" * 100_000)
     rewrite(path, {**members, "model.json": text.encode()})
-    refused(path, "")
+    refused(path, "malformed metadata|not JSON|schema")
+
+
+def test_a_junction_tree_too_large_to_calibrate_is_refused_at_load(tmp_path):
+    """The arrays of a saved field may be small while its saved tree is huge: what answering
+    it allocates counts too, before any array is read."""
+    path, members = saved(tmp_path)
+    for size, limit in [(5000, 100 * 2**20), (10**6, None)]:  # 600 MB; 24 PB
+        header = header_of(members)
+        header["domain"] = {"a": 2, "b": 3, "c": 4, "d": size, "e": size}
+        header["model"]["tree"]["cliques"][0] += ["d", "e"]
+        rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+        with pytest.raises(ModelTooLargeError, match="arrays and inference take"):
+            dpgm.load(path, max_memory=limit)
+    assert dpgm.load(path, max_memory=2**60).domain["d"] == 10**6  # within a limit: loads
+
+
+def test_a_field_without_its_tree_or_loopy_plan_is_refused(tmp_path):
+    path, members = saved(tmp_path)
+    header = header_of(members)
+    del header["model"]["tree"]
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "junction tree .*or its loopy plan")
+
+
+def test_a_loopy_plan_that_would_iterate_without_bound_is_refused(tmp_path):
+    path, members = saved(tmp_path, loopy("loopy"))
+    header = header_of(members)
+    header["model"]["loopy"]["max_iters"] = 10**12
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "max_iters from 1")
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_an_array_that_is_not_finite_is_refused(tmp_path, value):
+    path, members = saved(tmp_path, TableModel(DOMAIN, {("a", "b"): np.ones((2, 3))}, 6.0))
+    table = np.ones((2, 3))
+    table[1, 2] = value
+    rewrite(path, {**members, "arrays/table.0.npy": npy(table)})
+    refused(path, "'table.0' holds a value that is not finite")
+
+
+def test_a_log_potential_of_minus_infinity_is_a_zero_cell_and_loads(tmp_path):
+    model = MarkovRandomField(DOMAIN, {("a", "b"): np.log([[1.0, 0.0, 2.0], [1.0, 1.0, 1.0]])},
+                              10.0)
+    model.save(tmp_path / "zero.dpgm")
+    np.testing.assert_array_equal(dpgm.load(tmp_path / "zero.dpgm").marginal(["a", "b"]),
+                                  model.marginal(["a", "b"]))
+
+
+@pytest.mark.parametrize("total", [-1.0, "NaN"])
+def test_a_negative_or_missing_total_is_refused(tmp_path, total):
+    path, members = saved(tmp_path, TableModel(DOMAIN, {("a", "b"): np.ones((2, 3))}, 6.0))
+    header = header_of(members)
+    header["model"]["total"] = total
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "'model.total' must be a finite number, at least 0")
+
+
+def test_exact_inference_refuses_a_junction_tree_over_the_memory_limit():
+    """A model whose tree is built on first use (a pairwise model, a network, a field given
+    without a tree) checks the tree's memory before calibrating it."""
+    domain = Domain(list("abcd"), [300] * 4)
+    cycle = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
+    model = MarkovRandomField(domain, {c: np.zeros((300, 300)) for c in cycle}, 5.0)
+    model.max_memory = 2**20
+    with pytest.raises(ModelTooLargeError, match="exact inference on this model"):
+        model.marginal(["a"])

@@ -39,7 +39,7 @@ from dpgm.errors import DataError, DpgmError, ModelTooLargeError
 from dpgm.files import atomic_write
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
-from dpgm.memory import DEFAULT_MAX_MEMORY, format_bytes
+from dpgm.memory import CELL_BYTES, DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, format_bytes
 from dpgm.models.base import ModelBase, Release
 from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.models.compression import CompressedModel, DomainCompression
@@ -82,8 +82,9 @@ def _shape(domain: Domain, clique: tuple[str, ...]) -> tuple[int, ...]:
 
 def _total(meta: Mapping) -> float:
     total = meta.get("total")
-    if isinstance(total, bool) or not isinstance(total, (int, float)) or not math.isfinite(total):
-        raise ModelFileError("'model.total' must be a finite number")
+    if (isinstance(total, bool) or not isinstance(total, (int, float))
+            or not math.isfinite(total) or total < 0):
+        raise ModelFileError("'model.total' must be a finite number, at least 0")
     return float(total)
 
 
@@ -122,17 +123,25 @@ class _Field:
         return shapes
 
     @staticmethod
+    def working_cells(domain: Domain, meta: Mapping) -> int:
+        """Cells that answering the model allocates besides its arrays: the saved junction
+        tree's (calibration); a loopy model answers from its saved beliefs."""
+        if isinstance(meta.get("loopy"), Mapping):
+            return 0
+        if not isinstance(meta.get("tree"), Mapping):
+            raise ModelFileError("'model' must hold its junction tree ('tree') or its loopy "
+                                 "plan ('loopy')")
+        return sum(math.prod(_shape(domain, c))
+                   for c in _cliques(meta["tree"], "cliques", domain))
+
+    @staticmethod
     def load(domain: Domain, meta: Mapping, arrays: Arrays) -> MarkovRandomField:
         cliques = _cliques(meta, "cliques", domain)
         potentials = {c: arrays[f"potential.{i}"] for i, c in enumerate(cliques)}
         tree = loopy = None
         if isinstance(meta.get("loopy"), Mapping):
-            spec = meta["loopy"]
-            loopy = LoopyPlan(domain, _cliques(spec, "cliques", domain),
-                              damping=spec.get("damping", 0.5), tol=spec.get("tol", 1e-8),
-                              max_iters=spec.get("max_iters", 1000),
-                              counting=spec.get("counting", "bethe"))
-        elif isinstance(meta.get("tree"), Mapping):
+            loopy = _loopy(domain, meta["loopy"])
+        else:
             tree = _tree(domain, meta["tree"], cliques)
         model = MarkovRandomField(domain, potentials, _total(meta), tree=tree, loopy=loopy)
         if loopy is not None:
@@ -140,6 +149,25 @@ class _Field:
                 raise ModelFileError("'model.loopy.cliques' are not maximal cliques in order")
             model._beliefs = [arrays[f"belief.{i}"] for i in range(len(loopy.cliques))]
         return model
+
+
+#: the most loopy belief-propagation iterations a model file may ask for
+MAX_LOOPY_ITERS = 100_000
+
+
+def _loopy(domain: Domain, spec: Mapping) -> LoopyPlan:
+    """The saved loopy plan, its settings within the bounds the estimators use."""
+    damping, tol = spec.get("damping", 0.5), spec.get("tol", 1e-8)
+    iters = spec.get("max_iters", 1000)
+    real = (int, float)
+    if (isinstance(damping, bool) or not isinstance(damping, real) or not 0 <= damping < 1
+            or isinstance(tol, bool) or not isinstance(tol, real) or not 0 < tol < 1
+            or isinstance(iters, bool) or not isinstance(iters, int)
+            or not 1 <= iters <= MAX_LOOPY_ITERS):
+        raise ModelFileError(f"'model.loopy' needs damping in [0, 1), tol in (0, 1) and "
+                             f"max_iters from 1 to {MAX_LOOPY_ITERS:,}")
+    return LoopyPlan(domain, _cliques(spec, "cliques", domain), damping=float(damping),
+                     tol=float(tol), max_iters=iters, counting=spec.get("counting", "bethe"))
 
 
 def _tree(domain: Domain, spec: Mapping, cliques: list[tuple[str, ...]]) -> JunctionTree:
@@ -155,15 +183,22 @@ def _tree(domain: Domain, spec: Mapping, cliques: list[tuple[str, ...]]) -> Junc
             or [i for i, p in enumerate(parent) if p == -1] != [order[0]]
             or any(position[parent[i]] >= k for k, i in enumerate(order) if k)):
         raise ModelFileError("'model.tree' is not a rooted tree over its cliques")
-    if any(not any(set(c) <= set(n) for n in nodes) for c in cliques) or \
-            {a for n in nodes for a in n} != set(domain.attrs):
+    # the nodes holding each attribute, in one pass over the nodes
+    holding: dict[str, list[int]] = {a: [] for a in domain.attrs}
+    for i, node in enumerate(nodes):
+        for attr in node:
+            holding[attr].append(i)
+    members = [set(n) for n in nodes]
+    # a clique is covered by a node holding its rarest attribute (bounded work per clique)
+    if any(not holding[a] for a in domain.attrs) or any(
+            not any(set(c) <= members[i] for i in min((holding[a] for a in c), key=len))
+            for c in cliques if c):
         raise ModelFileError("'model.tree' does not cover the model's cliques and attributes")
     # running intersection: the nodes holding an attribute form one subtree (all but one
     # of them have a parent that holds it too), else calibration would answer wrongly
-    for attr in domain.attrs:
-        holding = [i for i, n in enumerate(nodes) if attr in n]
-        linked = sum(parent[i] >= 0 and attr in nodes[parent[i]] for i in holding)
-        if linked != len(holding) - 1:
+    for attr, nodes_of in holding.items():
+        linked = sum(parent[i] >= 0 and attr in members[parent[i]] for i in nodes_of)
+        if linked != len(nodes_of) - 1:
             raise ModelFileError(f"'model.tree' is not a junction tree: the cliques holding "
                                  f"{attr!r} are not connected")
     return JunctionTree(domain, nodes, list(parent), list(order), str(spec.get("heuristic", "")))
@@ -220,6 +255,10 @@ class _Compressed:
         shapes = {f"inner.{k}": v for k, v in _Field.shapes(small, _inner(meta)).items()}
         shapes.update({f"mapping.{i}": ((domain[a],), "<i8") for i, a in enumerate(domain)})
         return shapes
+
+    @classmethod
+    def working_cells(cls, domain: Domain, meta: Mapping) -> int:
+        return _Field.working_cells(cls._small(domain, meta), _inner(meta))
 
     @classmethod
     def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> CompressedModel:
@@ -410,13 +449,15 @@ def load(path: str | PathLike[str], *, max_memory: float | None = None) -> Model
         raise ModelFileError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise ModelFileError(f"{where}: a folder, not a model file") from None
+    except RecursionError:  # a RuntimeError, but of the metadata: nested too deeply
+        raise ModelFileError(f"{where}: not a dpgm model file (malformed metadata: nested "
+                             "too deeply)") from None
     except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError,
             OSError, RuntimeError, zlib.error, lzma.LZMAError) as exc:
         # a damaged member (deflate, bzip2, lzma), an encrypted one
         raise ModelFileError(f"{where}: not a dpgm model file (truncated or corrupt: "
                              f"{exc})") from None
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError,
-            RecursionError) as exc:
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
         # metadata of the wrong types or depth: crafted or damaged
         raise ModelFileError(f"{where}: not a dpgm model file (malformed metadata: "
                              f"{type(exc).__name__})") from None
@@ -447,12 +488,21 @@ def _load(path: Path, limit: float) -> ModelBase:
         missing = sorted(n for n in expected if f"arrays/{n}.npy" not in members)
         if missing:
             raise ModelFileError(f"array {missing[0]!r} is missing (truncated?)")
-        needed = sum(math.prod(shape) * 8 for shape, _ in expected.values())
+        working = getattr(codec, "working_cells", lambda *_: 0)(domain, meta)
+        needed = (sum(math.prod(shape) * CELL_BYTES for shape, _ in expected.values())
+                  + MEASURED_CELL_BYTES * working)
         if needed > limit:
-            raise ModelTooLargeError(f"{path}: its arrays take {format_bytes(needed)}, over "
-                                     f"the {format_bytes(limit)} allowed (max_memory)")
+            raise ModelTooLargeError(f"{path}: its arrays and inference take "
+                                     f"{format_bytes(needed)}, over the "
+                                     f"{format_bytes(limit)} allowed (max_memory)")
         arrays = {name: _array(archive, members[f"arrays/{name}.npy"], shape, dtype)
                   for name, (shape, dtype) in expected.items()}
+    for name, array in arrays.items():
+        # a log-potential may be -inf (a cell of probability zero)
+        logs = name.rpartition(".")[0].endswith("potential")
+        if array.dtype.kind == "f" and (np.isnan(array).any() or np.isposinf(array).any() or (
+                not logs and np.isneginf(array).any())):
+            raise ModelFileError(f"array {name!r} holds a value that is not finite")
     schema = _schema(header.get("schema"), domain)
     try:
         model = codec.load(domain, meta, arrays)

@@ -21,7 +21,7 @@ from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.inference.sampling import sample_records
 from dpgm.inference.tree_marginals import TreeMarginals
-from dpgm.memory import cells
+from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.models.base import ModelBase
 from dpgm.random import as_generator
 from dpgm.validation import integer, positive
@@ -44,6 +44,10 @@ class MarkovRandomField(ModelBase):
     come from loopy belief propagation instead, and the junction tree is built only where
     it is small enough for an exact answer.
     """
+
+    #: the most bytes exact inference may take where the junction tree is built on first
+    #: use (None: half this machine's memory)
+    max_memory: float | None = None
 
     def __init__(
         self,
@@ -105,7 +109,13 @@ class MarkovRandomField(ModelBase):
         """
         if self._tree is None:
             tree = JunctionTree.build(self.domain, self.potentials)
-            if self.approximate and tree.size() > EXACT_CELLS:
+            if not self.approximate:  # calibrating it allocates its cells, several times
+                check_memory(
+                    f"exact inference on this model (a junction tree of {tree.size():,} "
+                    f"cells, largest clique {tree.max_clique()})",
+                    MEASURED_CELL_BYTES * tree.size(),
+                    DEFAULT_MAX_MEMORY if self.max_memory is None else self.max_memory)
+            elif tree.size() > EXACT_CELLS:
                 raise ModelTooLargeError(
                     f"exact inference on this model needs a junction tree of {tree.size():,} "
                     f"cells (largest clique {tree.max_clique()}); it was estimated with loopy "

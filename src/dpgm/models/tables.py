@@ -17,6 +17,7 @@ from dpgm.domain import Domain
 from dpgm.errors import DpgmError, ParameterError
 from dpgm.inference.sampling import draw_records
 from dpgm.models.base import ModelBase, conditioned
+from dpgm.validation import number
 
 
 class TableModel(ModelBase):
@@ -35,7 +36,7 @@ class TableModel(ModelBase):
         independent: bool = False,
     ):
         self.domain = domain
-        self.total = float(total)
+        self.total = number("total", total, low=0.0)
         self.independent = independent
         self.tables: dict[tuple[str, ...], np.ndarray] = {}
         for clique, table in tables.items():
@@ -43,6 +44,8 @@ class TableModel(ModelBase):
             table = np.asarray(table, dtype=np.float64)
             if table.shape != domain.project(clique).shape:
                 raise DpgmError(f"table for {clique} has shape {table.shape}")
+            if not np.all(np.isfinite(table)):
+                raise DpgmError(f"the table for {clique} holds a value that is not finite")
             self.tables[clique] = table
         if independent:
             covered = [a for c in self.tables for a in c]
