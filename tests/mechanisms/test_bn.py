@@ -215,3 +215,19 @@ def test_the_old_module_is_a_deprecated_alias():
     assert old.DataDependentBN is DataDependentBN and old.DInd is DInd
     assert old.allocate is dpgm.bn.allocate and old.NoisyTables is dpgm.bn.NoisyTables
     assert old.measure_node_tables is learners.measure_node_tables
+
+
+def test_a_networks_options_record_its_structure_and_allocation():
+    """Options that are not plain values (a structure, a rule whose attribute has another
+    name) are recorded too, as JSON."""
+    import json
+
+    import networkx as nx
+
+    from dpgm.mechanisms import DataDependentBN
+
+    graph = nx.DiGraph([("a", "b"), ("a", "c")])
+    options = DataDependentBN(1.0, structure=graph, allocation="error").options()
+    assert options["structure"] == {"a": [], "b": ["a"], "c": ["a"]}
+    assert options["allocation"] == "error"
+    assert json.loads(json.dumps(options, allow_nan=False)) == options

@@ -119,6 +119,16 @@ def test_returns_a_model_carrying_its_release_or_the_records_it_declares(data, n
     assert release.ledger == mechanism.budget.to_json()
     assert release.options["epsilon"] == 1.0
     assert result.schema is None
+    # every constructor option is recorded, as JSON that reads back to the same values
+    import inspect
+    import json
+
+    for parameter in inspect.signature(type(mechanism).__init__).parameters.values():
+        if parameter.name not in ("self", "progress") and parameter.kind not in (
+                parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+            assert parameter.name in release.options
+    assert json.loads(json.dumps(release.options, allow_nan=False)) == release.options
+    assert release.options["estimator"] == estimator
 
 
 @pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)

@@ -11,6 +11,7 @@ writes :meth:`Mechanism.plan` (what can fail on public facts) and
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
@@ -201,18 +202,34 @@ class Mechanism:
                                         seeded=randomness.noise is not None)
         return result
 
+    def __init_subclass__(cls, **kwargs):
+        """Each learner's constructor records the arguments it was called with (the
+        outermost call: a subclass's, not the ``super().__init__`` it makes)."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording_arguments(cls.__dict__["__init__"])
+
     def options(self) -> dict[str, object]:
-        """The options this mechanism was made with (its constructor's parameters that
-        it keeps, as plain values; ``progress`` left out): what a model file records."""
+        """The options this mechanism was made with, every constructor parameter with its
+        default where not given (``max_memory`` and ``delta`` as resolved; ``progress``
+        left out), as JSON values (a structure as ``{child: [parents]}``): what a model
+        file records."""
         import inspect
 
-        kept = {}
-        for name in inspect.signature(type(self).__init__).parameters:
-            value = getattr(self, name, None)
-            if name in ("self", "progress") or not _plain(value):
+        given = dict(getattr(self, "_arguments", {}))
+        for kind in type(self).__mro__:  # the defaults of the constructors it passes to
+            if "__init__" not in kind.__dict__ or kind is object:
                 continue
-            kept[name] = list(value) if isinstance(value, tuple) else value
-        return kept
+            init = getattr(kind.__dict__["__init__"], "__wrapped__", kind.__dict__["__init__"])
+            for name, parameter in inspect.signature(init).parameters.items():
+                if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                    continue
+                if name not in given and parameter.default is not parameter.empty:
+                    given[name] = parameter.default
+        given.pop("self", None)
+        given.pop("progress", None)
+        given["max_memory"], given["delta"] = self.max_memory, self.delta
+        return {name: json_value(value) for name, value in given.items()}
 
     def synthetic_data(
         self,
@@ -375,8 +392,63 @@ class CliqueModelMechanism(Mechanism):
         )
 
 
-def _plain(value: object) -> bool:
-    """Whether ``value`` is a JSON scalar or a list or tuple of them."""
-    scalar = (bool, int, float, str)
-    return value is None or isinstance(value, scalar) or (
-        isinstance(value, (list, tuple)) and all(isinstance(v, scalar) for v in value))
+def _recording_arguments(init: Callable) -> Callable:
+    """``init``, recording on the instance (``_arguments``) the arguments of the outermost
+    constructor call, by parameter name (keyword-only extras merged in)."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recorded(self, *args, **kwargs):
+        if "_arguments" not in self.__dict__:
+            try:
+                bound = signature.bind(self, *args, **kwargs)
+            except TypeError:
+                pass  # the call itself fails with Python's own message
+            else:
+                arguments = {}
+                for name, value in bound.arguments.items():
+                    kind = signature.parameters[name].kind
+                    if kind is inspect.Parameter.VAR_KEYWORD:
+                        arguments.update(value)
+                    elif kind is not inspect.Parameter.VAR_POSITIONAL:
+                        arguments[name] = value
+                self.__dict__["_arguments"] = arguments
+        init(self, *args, **kwargs)
+
+    return recorded
+
+
+def json_value(value: object) -> object:
+    """``value`` as JSON: numbers (a non-finite one as its text), texts, lists and
+    mappings of them; a Bayesian network or a networkx DiGraph as ``{child: [parents]}``;
+    anything else by its type's name (never dropped, never code)."""
+    import numpy as np
+
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, np.generic):
+        return json_value(value.item())
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((json_value(v) for v in value), key=repr)
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    parents = getattr(value, "parents", None)  # a BayesianNetwork
+    if isinstance(parents, Mapping):
+        return json_value({child: list(ps) for child, ps in parents.items()})
+    predecessors = getattr(value, "pred", None)  # a networkx DiGraph
+    if isinstance(predecessors, Mapping):
+        return {str(n): sorted(map(str, ps)) for n, ps in predecessors.items()}
+    if isinstance(value, np.ndarray) and value.size <= 10_000:
+        return json_value(value.tolist())
+    return f"<{type(value).__name__}>"
+
+
+# a mechanism without a constructor of its own records its arguments too
+Mechanism.__init__ = _recording_arguments(Mechanism.__init__)  # type: ignore[method-assign]
