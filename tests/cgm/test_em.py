@@ -13,6 +13,7 @@ from dpgm.errors import ParameterError
 from dpgm.estimation import estimate
 from dpgm.estimation.algorithms import MarginalOracle
 from dpgm.estimation.losses import Loss
+from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.measurement import Measurement
 
@@ -35,7 +36,7 @@ def test_the_dual_e_step_closes_the_duality_gap_of_eq_6(seed):
     scale = 20.0
     layout = Loss(DOMAIN, CLIQUES)
     y = np.concatenate([t.ravel() for t in noisy_tables(seed, scale).values()])
-    oracle = MarginalOracle(JunctionTree.build(DOMAIN, CLIQUES), layout, TOTAL)
+    oracle = MarginalOracle(MessagePlan(JunctionTree.build(DOMAIN, CLIQUES)), layout, TOTAL)
     theta = np.random.default_rng(seed + 9).normal(0, 0.5, y.size)
     g, n = e_step(oracle, theta, y, scale)
     assert np.all(np.abs(g) <= 1 / scale + 1e-12)
@@ -137,7 +138,7 @@ def test_nlbp_with_the_decreasing_step_reaches_the_dual_e_steps_objective():
     scale = 20.0
     layout = Loss(DOMAIN, CLIQUES)
     y = np.concatenate([t.ravel() for t in noisy_tables(5, scale).values()])
-    oracle = MarginalOracle(JunctionTree.build(DOMAIN, CLIQUES), layout, TOTAL)
+    oracle = MarginalOracle(MessagePlan(JunctionTree.build(DOMAIN, CLIQUES)), layout, TOTAL)
     theta = np.random.default_rng(3).normal(0, 0.5, y.size)
     _, n_dual = e_step(oracle, theta, y, scale)
     n_nlbp, _ = nlbp(oracle, theta, y, scale, max_iters=5000)

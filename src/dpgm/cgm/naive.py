@@ -24,6 +24,7 @@ from dpgm.errors import ParameterError
 from dpgm.estimation.algorithms import MarginalOracle
 from dpgm.estimation.losses import Loss
 from dpgm.estimation.projection import project_simplex
+from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.validation import integer, positive
@@ -79,7 +80,8 @@ def check_tying(tying: Tying, size: int) -> Tying:
 
 def clique_oracle(domain: Domain, cliques: list[tuple[str, ...]], total: float) -> MarginalOracle:
     """Exact marginals and log Z of a model with parameters on ``cliques`` (flat layout)."""
-    return MarginalOracle(JunctionTree.build(domain, cliques), Loss(domain, cliques), total)
+    return MarginalOracle(MessagePlan(JunctionTree.build(domain, cliques)), Loss(domain, cliques),
+                          total)
 
 
 def model_of(

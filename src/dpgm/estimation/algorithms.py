@@ -37,16 +37,16 @@ IPF_BUDGET_CELLS = 10_000_000  # cliques x tree cells below which fit_targets ru
 class MarginalOracle:
     """``θ`` on the engine's cliques → the loss's count tables as one flat vector.
 
-    ``engine`` is an inference engine (:class:`~dpgm.inference.engine.Engine`); a
-    :class:`~dpgm.inference.junction_tree.JunctionTree` stands for the exact engine on it.
+    ``engine`` is an inference engine (:class:`~dpgm.inference.engine.Engine`): exact
+    message passing on a junction tree (``MessagePlan(tree)``) or a loopy plan.
     Parameters are one flat vector too (the engine's clique tables concatenated, see
     :meth:`~dpgm.inference.engine.Engine.pack`), so that moving between the two layouts
     is a couple of indexing calls whatever the number of cliques: loss cliques that equal
     their holder clique map cell to cell, smaller ones are summed out with ``bincount``.
     """
 
-    def __init__(self, engine: Engine | JunctionTree, loss: Loss, total: float):
-        self.engine: Engine = MessagePlan(engine) if isinstance(engine, JunctionTree) else engine
+    def __init__(self, engine: Engine, loss: Loss, total: float):
+        self.engine = engine
         self.total = total
         self.loss = loss
         engine = self.engine

@@ -100,6 +100,8 @@ class _Field:
                                 "cliques": [list(c) for c in model.potentials]}
         if model.loopy is not None:
             plan = model.loopy
+            if not isinstance(plan, LoopyPlan):  # a file records a loopy plan's settings
+                raise DpgmError(f"cannot save a model answered by a {type(plan).__name__}")
             meta["loopy"] = {"cliques": [list(c) for c in plan.cliques],
                              "damping": plan.damping, "tol": plan.tol,
                              "max_iters": plan.max_iters, "counting": plan.counting}

@@ -133,8 +133,10 @@ class MarkovRandomField(ModelBase):
         return self._engine is not None
 
     @property
-    def loopy(self) -> LoopyPlan | None:
-        """The approximate engine (loopy belief propagation), or None for an exact model."""
+    def loopy(self) -> Engine | None:
+        """The approximate engine (loopy belief propagation: a
+        :class:`~dpgm.inference.loopy.LoopyPlan`, the one dpgm's estimators make), or None
+        for an exact model."""
         return self._engine
 
     @property
