@@ -12,9 +12,7 @@ Each chain starts uniform at random, runs ``burn_in`` sweeps, then gives a recor
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
-from scipy import sparse
 
 from dpgm.errors import ParameterError
 from dpgm.validation import integer
@@ -37,6 +35,9 @@ class GibbsSampler:
         p, _, k, _ = couplings.shape
         self.attributes, self.values = p, k
         self.fields = fields
+        import networkx as nx  # here: a model that is never Gibbs-sampled needs neither
+        from scipy import sparse
+
         # W as a (p·k) × (p·k) matrix: row (i, a), column (j, b)
         matrix = sparse.csc_matrix(couplings.transpose(0, 2, 1, 3).reshape(p * k, p * k))
         graph = nx.Graph()
@@ -76,6 +77,8 @@ class GibbsSampler:
         return out[:n]
 
     def _sweep(self, state: np.ndarray, rng: np.random.Generator) -> None:
+        from scipy import sparse
+
         chains, p = state.shape
         k = self.values
         for members, columns in zip(self.classes, self._columns):

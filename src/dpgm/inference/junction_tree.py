@@ -7,18 +7,22 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.inference.cliques import Clique, maximal, smallest_containing
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 HEURISTICS = ("min_fill", "min_weight", "weighted_min_fill")
 
 
 def interaction_graph(domain: Domain, cliques: Iterable[Iterable[str]]) -> nx.Graph:
     """Every attribute of ``domain`` as a node, joined to those it shares a clique with."""
+    import networkx as nx  # here: a loaded model answers without importing it
+
     graph = nx.Graph()
     graph.add_nodes_from(domain.attrs)
     for clique in cliques:
@@ -212,6 +216,8 @@ def _join(cliques: list[tuple[str, ...]]) -> tuple[list[int], list[int]]:
     spanning tree has the running-intersection property. Components are linked through
     empty separators so that one tree covers everything.
     """
+    import networkx as nx
+
     n = len(cliques)
     graph = nx.Graph()
     graph.add_nodes_from(range(n))

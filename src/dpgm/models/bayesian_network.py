@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from dpgm.dataset import Dataset
@@ -31,6 +30,7 @@ from dpgm.random import as_generator
 from dpgm.validation import integer
 
 if TYPE_CHECKING:
+    import networkx as nx
     import pandas as pd
 
 _ROW_TOLERANCE = 1e-6  # how far from 1 a CPD row's sum may be for check()
@@ -172,6 +172,8 @@ class BayesianNetwork(ModelBase):
     @property
     def graph(self) -> nx.DiGraph:
         """The DAG (an edge from each parent to its child)."""
+        import networkx as nx  # here: answering the network needs no graph library
+
         graph = nx.DiGraph()
         graph.add_nodes_from(self.variables)
         graph.add_edges_from((p, v) for v in self.variables for p in self.parents[v])
@@ -195,6 +197,8 @@ class BayesianNetwork(ModelBase):
         """Whether ``x`` and ``y`` are d-connected given ``observed`` (not d-separated)."""
         observed = set(self.domain.check(list(observed)))
         self.domain.check([x, y])
+        import networkx as nx
+
         separated = getattr(nx, "is_d_separator", None) or nx.d_separated
         return not separated(self.graph, {x}, {y}, observed)
 
