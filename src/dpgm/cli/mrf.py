@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from dpgm.cli.common import say
 
@@ -54,17 +53,6 @@ def model_json(model: str, estimate, domain) -> dict:
     return out
 
 
-def _check_domain(domain, model: str) -> None:
-    from dpgm.errors import DataError
-
-    sizes = set(domain.shape)
-    if model != "pairwise" and sizes != {2}:
-        raise DataError(f"--model {model} needs binary attributes; the domain's sizes are "
-                        f"{sorted(sizes)}")
-    if model == "pairwise" and len(sizes) != 1:
-        raise DataError("--model pairwise needs attributes with one number of values")
-
-
 def _outputs(args: argparse.Namespace):
     """The checked output paths (the model or edges, and the ledger or None)."""
     from dpgm.cli.common import prepare_outputs
@@ -74,11 +62,10 @@ def _outputs(args: argparse.Namespace):
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from dpgm.cli.common import load_records, public_inputs, report_spend
-    from dpgm.errors import ParameterError
+    from dpgm.cli.common import load_records, mechanism_progress, public_inputs, report_spend
+    from dpgm.errors import ParameterError, command_line_spelling
     from dpgm.files import atomic_write
-    from dpgm.mrf import learn_ising, learn_pairwise, learn_twise
-    from dpgm.privacy import PrivacyBudget
+    from dpgm.mechanisms import MRF_LEARNERS
 
     # everything knowable before reading the data is checked first
     if args.model != "twise" and (args.order is not None or args.goal is not None):
@@ -89,50 +76,43 @@ def _fit(args: argparse.Namespace) -> int:
         raise ParameterError("--mode applies to --model pairwise")
     out, ledger = _outputs(args)
     schema, domain = public_inputs(args)
-    _check_domain(domain, args.model)
-    # the radius of the L1 ball: 2λ, or 2λk for the pairwise model
-    if not math.isfinite(2.0 * max(domain.shape) * args.width):
-        raise ParameterError(f"--width {args.width:g} is too large: twice it (times the "
-                             "number of values, for --model pairwise) must be a finite number")
-    budget = PrivacyBudget(rho=args.rho, delta=args.delta)  # δ only to report (ε, δ)
-    data = load_records(args.data, schema, domain)
-    say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
-    common = {"rng": args.seed, "budget": budget}
-    if args.model == "ising":
-        estimate = learn_ising(data, args.rho, args.width, **common)
-    elif args.model == "pairwise":
-        estimate = learn_pairwise(data, args.rho, args.width, mode=args.mode or "tight", **common)
-    else:
-        estimate = learn_twise(data, args.rho, args.width, args.order,
-                               goal=args.goal or "l1", **common)
+    extra = {"pairwise": {"mode": args.mode or "tight"},
+             "twise": {"order": args.order, "goal": args.goal or "l1"}}.get(args.model, {})
+    with command_line_spelling(_flags()):
+        learner = MRF_LEARNERS[args.model](rho=args.rho, delta=args.delta, width=args.width,
+                                           progress=mechanism_progress(), **extra)
+        learner.check(domain)  # the domain's sizes and the width, before the data
+        data = load_records(args.data, schema, domain)
+        say(f"read {args.data}: {len(domain)} attributes")  # the number of records is private
+        learner.fit(data, rng=args.seed)
+    estimate = learner.estimate
     with atomic_write(out) as handle:
         json.dump(model_json(args.model, estimate, domain), handle, indent=2,
                   ensure_ascii=False)
     say(f"wrote the private {args.model} model ({estimate.steps} Frank-Wolfe steps) to {out}")
-    report_spend(budget, ledger, out)
+    report_spend(learner.budget, ledger, out)
     return 0
 
 
 def _structure(args: argparse.Namespace) -> int:
-    from dpgm.cli.common import load_records, public_inputs, report_spend
+    from dpgm.cli.common import load_records, mechanism_progress, public_inputs, report_spend
     from dpgm.errors import command_line_spelling
     from dpgm.files import atomic_write
-    from dpgm.mrf import learn_structure
+    from dpgm.mechanisms import StructureLearner
     from dpgm.mrf.structure import structure_blocks
-    from dpgm.privacy import PrivacyBudget
 
     out, ledger = _outputs(args)
     schema, domain = public_inputs(args)
-    _check_domain(domain, "ising")
-    budget = PrivacyBudget.approximate(args.epsilon, args.delta)
     with command_line_spelling(_flags()):
-        # whether a release is possible at all, for the default blocks too: before the data
+        learner = StructureLearner(args.epsilon, args.delta, width=args.width,
+                                   min_edge_weight=args.min_edge_weight, method=args.method,
+                                   blocks=args.blocks, progress=mechanism_progress())
+        # binary attributes, and a release possible at all (for the default blocks too)
+        learner.check(domain)
         blocks = structure_blocks(args.epsilon, args.delta, args.method, args.blocks)
         data = load_records(args.data, schema, domain)
         say(f"read {args.data}: {len(domain)} attributes")
-        found = learn_structure(data, args.epsilon, args.delta, args.width,
-                                args.min_edge_weight, method=args.method, blocks=blocks,
-                                rng=args.seed, budget=budget)
+        found = learner.fit(data, rng=args.seed)
     with atomic_write(out) as handle:
         json.dump({"method": args.method, "attributes": list(domain.attrs),
                    "released": found.edges is not None,
@@ -142,7 +122,7 @@ def _structure(args: argparse.Namespace) -> int:
              f"{_advice(args, blocks)}")
     else:
         say(f"wrote {len(found.edges)} edges to {out}")
-    report_spend(budget, ledger, out)
+    report_spend(learner.budget, ledger, out)
     return 0
 
 

@@ -19,11 +19,12 @@ workload is not used: a learner measures what its regressions need.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DomainError
+from dpgm.errors import DomainError, ParameterError, option
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mrf import learn_ising, learn_pairwise, learn_structure, learn_twise
 from dpgm.mrf.structure import METHODS as STRUCTURE_METHODS
@@ -69,9 +70,18 @@ class FrankWolfeLearner(Mechanism):
         self.selection = selection
         self.estimate = None
 
+    #: the radius of the L1 ball, in widths per value: 2λ (2λk for the pairwise model)
+    radius_per_value: ClassVar[bool] = False
+
     def plan(self, domain: Domain, workload: Workload) -> None:
-        """The domain suits the model (public), and the one-way tables fit in memory."""
+        """The domain suits the model and the width gives a finite radius (public), and the
+        one-way tables fit in memory."""
         self._check_domain(domain)
+        values = max(domain.shape) if self.radius_per_value else 1
+        if not math.isfinite(2.0 * values * self.width):
+            raise ParameterError(f"{option('width', self.width)} is too large: twice it"
+                                 f"{' times the number of values' if values > 1 else ''} "
+                                 "must be a finite number")
         super().plan(domain, workload)
 
     def _check_domain(self, domain: Domain) -> None:
@@ -114,6 +124,7 @@ class PairwiseLearner(FrankWolfeLearner):
     :func:`dpgm.mrf.learn_pairwise`), ρ-zCDP; ``mode`` "tight" (default) or "paper"."""
 
     label = "pairwise"
+    radius_per_value = True
 
     def __init__(self, epsilon: float | None = None, delta: float | None = None, *,
                  mode: str = "tight", **options):
