@@ -383,13 +383,21 @@ def test_a_log_potential_of_minus_infinity_is_a_zero_cell_and_loads(tmp_path):
                                   model.marginal(["a", "b"]))
 
 
-@pytest.mark.parametrize("total", [-1.0, "NaN"])
-def test_a_negative_or_missing_total_is_refused(tmp_path, total):
+@pytest.mark.parametrize("total", ["NaN", None, 1e400])
+def test_a_total_that_is_not_a_finite_number_is_refused(tmp_path, total):
     path, members = saved(tmp_path, TableModel(DOMAIN, {("a", "b"): np.ones((2, 3))}, 6.0))
     header = header_of(members)
     header["model"]["total"] = total
     rewrite(path, {**members, "model.json": json.dumps(header).encode()})
-    refused(path, "'model.total' must be a finite number, at least 0")
+    refused(path, "'model.total' must be a finite number")
+
+
+def test_a_field_with_a_total_of_zero_does_not_hold_together(tmp_path):
+    path, members = saved(tmp_path)
+    header = header_of(members)
+    header["model"]["total"] = 0
+    rewrite(path, {**members, "model.json": json.dumps(header).encode()})
+    refused(path, "does not hold together: total")
 
 
 def test_exact_inference_refuses_a_junction_tree_over_the_memory_limit():

@@ -36,7 +36,7 @@ class TableModel(ModelBase):
         independent: bool = False,
     ):
         self.domain = domain
-        self.total = number("total", total, low=0.0)
+        self.total = number("total", total)  # noisy: may be below 0
         self.independent = independent
         self.tables: dict[tuple[str, ...], np.ndarray] = {}
         for clique, table in tables.items():
