@@ -115,3 +115,138 @@ def private_range(
     if fallback:
         held = np.array([int(np.argmax(noisy))])
     return Range(float(grid[held[0]]), float(grid[held[-1] + 1]), fallback)
+
+
+def decimals_needed(values: np.ndarray, most: int) -> np.ndarray:
+    """For each value, the fewest decimals (0 to ``most``) that write it exactly, or
+    ``most + 1`` where more are needed (a value off every grid up to 10^−most)."""
+    data = np.asarray(values, dtype=np.float64)
+    needed = np.full(data.shape, most + 1, dtype=np.int64)
+    for places in range(most, -1, -1):  # the last grid a value lies on is the coarsest
+        on_grid = np.abs(np.round(data, places) - data) <= 1e-11 * np.maximum(1.0, np.abs(data))
+        needed[on_grid] = places
+    return needed
+
+
+def private_precision(
+    values: np.ndarray,
+    epsilon: float,
+    budget: PrivacyBudget,
+    rng: RngLike = None,
+    label: str = "precision",
+    most: int = 6,
+) -> int | None:
+    """The decimals the values are written with (0: whole numbers), or None where more
+    than ``most`` are needed, from a noisy histogram of each value's decimals (ε-DP).
+
+    Each record falls in one of ``most + 2`` classes (0 to ``most`` decimals, or more), so
+    one record changes one count by 1: discrete Laplace noise of scale 1/ε. The answer,
+    post-processing, is the fewest decimals d such that no class beyond d holds a noisy
+    count above :func:`range_threshold`: a few values written more finely (fewer than the
+    noise can show) are rounded.
+    """
+    epsilon = check_epsilon(epsilon)
+    budget.charge(epsilon=epsilon, label=label)
+    classes = most + 2
+    counts = np.bincount(decimals_needed(values, most), minlength=classes).astype(np.float64)
+    noisy = laplace_noise(counts, 1.0 / epsilon, rng, discrete=True)
+    held = np.flatnonzero(noisy >= range_threshold(epsilon, classes))
+    finest = int(held[-1]) if held.size else 0
+    return None if finest > most else finest
+
+
+class Tree(NamedTuple):
+    """The leaves of a binary partition of [lower, upper]: leaf i is cell ``index[i]`` of
+    the 2^``depth[i]`` equal cells, in order."""
+
+    lower: float
+    upper: float
+    depth: np.ndarray
+    index: np.ndarray
+
+    def edges(self) -> np.ndarray:
+        """The leaves' edges, lower to upper (15 significant digits, as public bins)."""
+        width = (self.upper - self.lower) / 2.0 ** self.depth
+        left = self.lower + self.index * width
+        inner = [float(f"{e:.15g}") for e in left[1:]]
+        return np.array([self.lower, *inner, self.upper])
+
+
+def privtree_noise(epsilon: float) -> tuple[float, int]:
+    """PrivTree's noise scale λ = (2β − 1)/((β − 1)ε) = 3/ε for fan-out β = 2, and its
+    bias per level δ = ⌈λ·ln β⌉ (see :func:`privtree`)."""
+    scale = 3.0 / epsilon
+    return scale, math.ceil(scale * math.log(2.0))
+
+
+def privtree(
+    values: np.ndarray,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    budget: PrivacyBudget,
+    rng: RngLike = None,
+    label: str = "edges",
+    max_depth: int = 30,
+    smallest: float = 0.0,
+) -> Tree:
+    """A data-adaptive binary partition of [lower, upper] by PrivTree (Zhang, Xiao & Xie,
+    SIGMOD 2016, Alg. 1 with fan-out 2), ε-DP under adding or removing one record.
+
+    A cell at depth d is split in two when its biased count max(c − d·δ, −δ) plus
+    discrete Laplace noise of scale λ = 3/ε exceeds 0, with δ = ⌈λ·ln 2⌉ (the paper's
+    λ·ln 2, rounded up to a whole number so that the biased counts are integers: a larger
+    bias only strengthens the bound, and integer shifts keep discrete Laplace's ratio
+    e^{1/λ} per unit). Only the partition is released, never a count. A cell is not split
+    beyond ``max_depth`` or where its halves would be narrower than ``smallest`` (public
+    facts). Values outside the bounds count in the end cells (clipped).
+    """
+    epsilon = check_epsilon(epsilon)
+    if not lower < upper:
+        raise ValueError(f"privtree needs lower < upper, got {lower!r}, {upper!r}")
+    scale, bias = privtree_noise(epsilon)
+    budget.charge(epsilon=epsilon, label=label)
+    data = np.sort(np.clip(np.asarray(values, dtype=np.float64), lower, upper))
+    leaves_depth, leaves_index = [], []
+    index = np.array([0], dtype=np.int64)
+    for depth in range(max_depth + 1):
+        width = (upper - lower) / 2.0**depth
+        left = lower + index * width
+        # cells are closed on the left; the last one holds the upper bound too
+        right = np.where(index == 2**depth - 1, np.inf, lower + (index + 1) * width)
+        counts = np.searchsorted(data, right, side="left") - np.searchsorted(data, left,
+                                                                             side="left")
+        biased = np.maximum(counts - depth * bias, -bias).astype(np.float64)
+        noisy = laplace_noise(biased, scale, rng, discrete=True)
+        split = (noisy > 0) & (depth < max_depth and width / 2.0 >= smallest)
+        leaves_depth.append(np.full(int((~split).sum()), depth, dtype=np.int64))
+        leaves_index.append(index[~split])
+        if not split.any():
+            break
+        index = np.stack([2 * index[split], 2 * index[split] + 1], axis=1).ravel()
+    depth_all = np.concatenate(leaves_depth)
+    index_all = np.concatenate(leaves_index)
+    # in order along the line: by each leaf's left edge, in cells of the deepest level
+    order = np.argsort(index_all << (max_depth - depth_all), kind="stable")
+    return Tree(float(lower), float(upper), depth_all[order], index_all[order])
+
+
+def grouped_edges(tree: Tree, cells: int) -> np.ndarray:
+    """At most ``cells`` bins of about equal mass, from the leaves of ``tree`` (edges,
+    lower to upper): post-processing of the released partition, no count used.
+
+    A leaf at depth d was split from a parent whose biased count passed d − 1 biases and
+    itself stopped below about d, so its mass is taken to be d (biases): consecutive leaves
+    are grouped so that each bin holds an equal share of the summed depths, cut at leaf
+    edges. Where the data are dense the leaves are deep and the bins narrow.
+    """
+    edges = tree.edges()
+    if tree.depth.size <= cells:
+        return edges
+    mass = np.cumsum(tree.depth.astype(np.float64))
+    if mass[-1] <= 0:
+        return edges[[0, -1]]
+    # the leaf after which each of the cells − 1 cuts falls; cuts in one leaf coincide
+    cuts = np.searchsorted(mass, mass[-1] * np.arange(1, cells) / cells, side="left")
+    inner = np.unique(cuts[cuts < tree.depth.size - 1]) + 1
+    return np.concatenate([edges[:1], edges[inner], edges[-1:]])
