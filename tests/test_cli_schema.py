@@ -9,6 +9,7 @@ import pytest
 from schema_helpers import SPEC, block_import, raw_table
 
 from dpgm.cli import main
+from dpgm.schema import Schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpgm.errors.DataWarning")
 
@@ -94,10 +95,38 @@ def test_draft_then_discover(raw, tmp_path, capsys):
             column.update(kind="datetime")
     draft.write_text(json.dumps(spec))
     assert main([*discover, "--out", str(out), "--delta", "1e-6", "--seed", "1"]) == 0
-    printed = capsys.readouterr().out
-    assert "spent on labels of sex: epsilon=0.142857" in printed
-    assert "privacy spent: epsilon=1 delta=1e-06 (basic composition)" in printed
-    assert json.loads(out.read_text())["columns"]["seen"]["kind"] == "datetime"
+    printed = capsys.readouterr()
+    # eleven questions, an equal share each: labels of sex, job, ok and grade; range,
+    # precision and edges of age and paid; range of seen
+    assert "spent on labels of sex: epsilon=0.0909091" in printed.out
+    assert "spent on edges of age: epsilon=0.0909091" in printed.out
+    assert "privacy spent: epsilon=1 delta=1e-06 (basic composition)" in printed.out
+    assert "values too rare to be released are coded 'other'" in printed.err
+    learnt = json.loads(out.read_text())["columns"]
+    assert learnt["seen"]["kind"] == "datetime" and learnt["sex"]["other"] is True
+    assert isinstance(learnt["age"]["bins"], list)
+
+
+def test_discover_may_replace_its_draft_as_the_readme_shows(raw, tmp_path, capsys):
+    data, _ = raw
+    schema = tmp_path / "patients-schema.json"
+    assert main(["schema", "draft", str(data), "--out", str(schema)]) == 0
+    spec = json.loads(schema.read_text())
+    for name, column in spec["columns"].items():
+        column["kind"] = "numeric" if name in ("age", "paid") else "categorical"
+        if name == "seen":
+            column.update(kind="datetime")
+    schema.write_text(json.dumps(spec))
+    discover = ["schema", "discover", str(data), "--schema", str(schema), "--epsilon", "1",
+                "--out", str(schema), "--seed", "1"]
+    assert main(discover) == 2  # exists: only with --force
+    assert "--force" in capsys.readouterr().err
+    assert json.loads(schema.read_text()) == spec  # the draft is untouched
+    assert main([*discover, "--force"]) == 0
+    assert Schema.load(schema).columns["age"].kind == "numeric"
+    assert main(["schema", "discover", str(data), "--schema", str(schema), "--epsilon", "1",
+                 "--out", str(data), "--force"]) == 2  # never over the data
+    assert "one of the inputs" in capsys.readouterr().err
 
 
 def test_parquet_without_pyarrow_is_refused_before_reading(raw, tmp_path, capsys, monkeypatch):

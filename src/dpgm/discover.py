@@ -25,7 +25,14 @@ import numpy as np
 
 from dpgm.errors import DataError, DomainError, SchemaNote, user_stacklevel
 from dpgm.privacy.budget import PrivacyBudget
-from dpgm.privacy.discovery import geometric_edges, private_labels, private_range
+from dpgm.privacy.discovery import (
+    geometric_edges,
+    grouped_edges,
+    private_labels,
+    private_precision,
+    private_range,
+    privtree,
+)
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.privacy.quiet import on_records
 from dpgm.random import Randomness, RngLike
@@ -38,7 +45,7 @@ from dpgm.schema.columns import (
     read_numbers,
     text_values,
 )
-from dpgm.schema.draft import DEFAULT_WIDTH, KIND_CHOICES
+from dpgm.schema.draft import DEFAULT_BINS, DEFAULT_WIDTH, KIND_CHOICES, LEARNT_BINS
 from dpgm.schema.schema import Schema
 
 if TYPE_CHECKING:
@@ -69,6 +76,11 @@ def questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
         if kind in ("numeric", "datetime") and not isinstance(column.get("bins"), list):
             if column.get("lower") is None or column.get("upper") is None:
                 asked.append((name, "range"))
+        if kind == "numeric" and ("integer" in column or "decimals" in column) and \
+                column.get("integer") is None and column.get("decimals") is None:
+            asked.append((name, "precision"))
+        if kind == "numeric" and "bins" in column and column["bins"] is None:
+            asked.append((name, "edges"))
     return asked
 
 
@@ -90,8 +102,9 @@ def discover(
     filled = copy.deepcopy(dict(spec))
     filled.pop("note", None)
     for name, _ in asked:  # a datetime column learnt without a width gets the draft's
-        if filled["columns"][name]["kind"] == "datetime":
-            filled["columns"][name].setdefault("width", DEFAULT_WIDTH)
+        if filled["columns"][name]["kind"] == "datetime" and \
+                filled["columns"][name].get("width") is None:
+            filled["columns"][name]["width"] = DEFAULT_WIDTH
     _rehearse(filled, asked)
     if not asked:
         return Schema.from_json(filled), PrivacyBudget.approximate(epsilon, delta)
@@ -114,24 +127,47 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
     # every value is read before anything is spent, so a bad value costs nothing; each on
     # its own (dpgm.schema.parse), never by how the rest of its column was read
     prepared = {}
-    for name, what in asked:
+    for name in dict.fromkeys(name for name, _ in asked):
         values = frame[name]
         values = values[~missing_values(values)]
-        if what == "labels":
-            prepared[name, what] = _labels(values, columns[name].get("dtype"), name)
+        if columns[name]["kind"] == "categorical":
+            prepared[name] = _labels(values, columns[name].get("dtype"), name)
         elif columns[name]["kind"] == "datetime":
-            prepared[name, what] = _days(values, columns[name].get("format"), name)
+            prepared[name] = _days(values, columns[name].get("format"), name)
         else:
-            prepared[name, what] = _numbers(values, name)
+            prepared[name] = _numbers(values, name)
     fallbacks = []
-    for name, what in asked:
+    for name, what in asked:  # per column: labels or range, then precision, then edges
         column = columns[name] = dict(columns[name])
-        data = prepared[name, what]
+        data = prepared[name]
         if what == "labels":
             labels = private_labels(data, share, delta_share, budget, noise, f"labels of {name}")
             column["labels"] = [_plain(v) for v in labels]
-            if not labels:
-                column["other"] = True  # no label reached the threshold: one code for all
+            if column.get("other") is None or not labels:
+                # values too rare to be released (or, where none was, every value) are
+                # coded "other" rather than refused when the schema encodes the table
+                column["other"] = True
+            continue
+        if what == "precision":
+            places = private_precision(data, share, budget, noise, f"precision of {name}")
+            if places == 0:
+                column["integer"] = True
+            elif places is not None:
+                column["decimals"] = places
+            continue
+        if what == "edges":
+            # the bounds as the end of the run would leave them, so that the edges meet them
+            lower, upper = float(column["lower"]), float(column["upper"])
+            if column.get("integer"):
+                lower, upper = math.floor(lower), math.ceil(upper)
+            if upper <= lower:  # a range learnt empty
+                upper = lower + 1.0
+            column["lower"], column["upper"] = _round_plain(lower), _round_plain(upper)
+            unit = 1.0 if column.get("integer") else (
+                10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+            tree = privtree(data, float(column["lower"]), float(column["upper"]), share,
+                            budget, noise, f"edges of {name}", smallest=unit)
+            column["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), column)
             continue
         label = f"range of {name}"
         if column["kind"] == "datetime":
@@ -154,7 +190,7 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
     for name, what in asked:
         if what == "labels":
             _repair_labels(name, columns[name])
-        else:
+        elif what == "range":
             _repair_bounds(name, columns[name])
     _repair_constraints(filled)
     return Schema.from_json(filled), budget
@@ -177,6 +213,10 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
             raise DomainError(f"constraint {dict(pattern)} names no column {unknown[0]!r}")
     for name, what in asked:
         column = trial["columns"][name]
+        if what == "edges":
+            column["bins"] = DEFAULT_BINS
+        if what in ("precision", "edges"):
+            continue
         if what == "labels":
             column["labels"] = ["\x00stand-in"]
         elif column["kind"] == "datetime":
@@ -206,7 +246,7 @@ def _repair_bounds(name: str, column: dict[str, Any]) -> None:
     lower, upper = float(column["lower"]), float(column["upper"])
     if upper <= lower:
         upper = lower + 1.0
-    bins = column.get("bins", 10)
+    bins = column.get("bins") or DEFAULT_BINS
     if column.get("integer"):
         lower, upper = math.floor(lower), math.ceil(upper)
         column["bins"] = int(min(bins, upper - lower + 1)) if isinstance(bins, int) else bins
@@ -219,6 +259,30 @@ def _repair_bounds(name: str, column: dict[str, Any]) -> None:
                   f"{decimals} decimals; its upper bound was widened to {upper:g}")
     column["lower"] = int(lower) if float(lower).is_integer() else lower
     column["upper"] = int(upper) if float(upper).is_integer() else upper
+
+
+def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
+    """Learnt edges as a schema writes them: on the column's grid where it has one (whole
+    numbers, or its decimals), each bin then holding a value it can decode to, and the
+    bounds exactly the column's (post-processing)."""
+    lower, upper = column["lower"], column["upper"]
+    inner = np.asarray(edges[1:-1], dtype=np.float64)
+    if column.get("integer"):
+        inner = np.round(inner)
+    elif column.get("decimals") is not None:
+        inner = np.round(inner, column["decimals"])
+    elif inner.size:  # three significant digits of the narrowest bin: readable edges
+        narrowest = np.diff(np.asarray(edges, dtype=np.float64)).min()
+        inner = np.round(inner, max(0, 2 - math.floor(math.log10(narrowest))))
+    inner = np.unique(inner[(inner > float(lower)) & (inner < float(upper))])
+    if column.get("integer"):  # a bin [a, b) of whole numbers needs b − a ≥ 1
+        inner = inner[inner >= math.ceil(float(lower)) + 1]
+    return [lower, *(_round_plain(e) for e in inner), upper]
+
+
+def _round_plain(value: float) -> float | int:
+    value = float(f"{value:.15g}")
+    return int(value) if value.is_integer() else value
 
 
 def _repair_labels(name: str, column: dict[str, Any]) -> None:

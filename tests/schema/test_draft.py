@@ -13,7 +13,7 @@ from dpgm.errors import BudgetExceededError, DomainError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.discovery import private_labels, selection_threshold
 from dpgm.schema import Schema
-from dpgm.schema.draft import draft
+from dpgm.schema.draft import LEARNT_BINS, draft
 
 
 def test_a_csv_draft_depends_on_the_header_alone(tmp_path):
@@ -51,9 +51,13 @@ def test_a_dataframe_draft_depends_on_dtypes_alone():
     assert spec == other
     columns = spec["columns"]
     assert columns["n"] == {
-        "kind": "numeric", "lower": None, "upper": None, "bins": 10, "integer": True,
-        "nullable": True,
+        "kind": "numeric", "lower": None, "upper": None, "bins": None, "integer": True,
+        "decimals": None, "nullable": True,
     }
+    # every optional field of the kind is listed, null where it is to be filled
+    assert columns["x"]["integer"] is None and columns["x"]["decimals"] is None
+    assert columns["s"]["other"] is None and columns["s"]["dtype"] is None
+    assert columns["d"]["format"] is None and columns["d"]["width"] == "30D"
     assert columns["s"]["kind"] == "categorical" and columns["s"]["labels"] is None
     assert columns["b"]["labels"] == [False, True]  # public: the values of a boolean
     assert columns["d"]["kind"] == "datetime"
@@ -61,7 +65,10 @@ def test_a_dataframe_draft_depends_on_dtypes_alone():
 
 def test_questions_are_decided_from_the_draft_before_any_data():
     spec = draft(pd.DataFrame({"n": [1], "s": ["a"]}))
-    assert questions(spec) == [("n", "range"), ("s", "labels")]
+    assert questions(spec) == [("n", "range"), ("n", "edges"), ("s", "labels")]
+    spec["columns"]["n"]["integer"] = None
+    assert questions(spec) == [("n", "range"), ("n", "precision"), ("n", "edges"),
+                               ("s", "labels")]
     with pytest.raises(DomainError, match="no kind"):
         questions({"columns": {"a": {"kind": None}}})
 
@@ -86,11 +93,19 @@ def test_discovery_fills_the_draft_and_charges_the_ledger():
     assert isinstance(schema, Schema)
     assert budget.spent_epsilon_delta() == pytest.approx((2.0, 1e-6))
     assert [e.label for e in budget.ledger] == [
-        "labels of species", "range of mass", "range of day",
+        "labels of species", "range of mass", "precision of mass", "edges of mass",
+        "range of day",
     ]
     assert schema.columns["species"].given == ("Adelie", "Chinstrap", "Gentoo")
+    assert schema.columns["species"].other == "other"  # learnt labels: the rest is "other"
     mass = schema.columns["mass"]
     assert 1000 <= mass.lower <= 3000 and 5000 <= mass.upper <= 8000
+    assert mass.integer  # the masses are whole numbers: learnt, charged
+    assert np.all(np.diff(mass.edges) >= 1) and len(mass.edges) - 1 <= LEARNT_BINS
+    # the bins follow the data: narrower where the masses are dense
+    widths = np.diff(mass.edges)
+    middle = (mass.edges[:-1] > 3500) & (mass.edges[1:] < 4500)
+    assert widths[middle].mean() < 0.5 * widths[~middle].mean()
     day = schema.columns["day"]
     assert day.lower <= pd.Timestamp("2008-02-01") and day.upper >= pd.Timestamp("2009-10-01")
     schema.encode(frame)  # the discovered schema codes the table

@@ -39,12 +39,16 @@ def _schema_discover(args: argparse.Namespace) -> int:
 
     check_epsilon(args.epsilon)
     check_delta(args.delta)
-    out = prepare_outputs(args, (args.data, args.schema), ("out",))["out"]
+    # --out may be the draft itself (with --force): the draft is read whole first, and the
+    # schema replaces it only once written completely (atomically)
+    out = prepare_outputs(args, (args.data,), ("out",))["out"]
     try:
         with open(args.schema) as handle:
             spec = json.load(handle)
     except json.JSONDecodeError as exc:
         raise DomainError(f"{args.schema}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise DomainError(f"{args.schema}: cannot read the draft ({exc.strerror})") from None
     asked = questions(spec)  # a draft that cannot be completed fails here, unread
     if not asked:
         say(f"{args.schema} needs nothing learnt: no data read, nothing spent")
@@ -52,6 +56,18 @@ def _schema_discover(args: argparse.Namespace) -> int:
     schema, budget = discover(frame, spec, args.epsilon, args.delta, rng=args.seed)
     schema.save(out)
     say(f"wrote the schema to {out}")
+    for name, what in asked:
+        column = schema.columns[name]
+        if what == "labels" and getattr(column, "other", False):
+            say(f"{name}: {len(column.given)} label(s) released; values too rare to be "
+                f"released are coded {column.other!r}")
+        elif what == "edges":
+            say(f"{name}: {len(column.edges) - 1} bin(s) learnt from the data (PrivTree)")
+        elif what == "precision":
+            written = ("whole numbers" if column.integer else
+                       f"{column.decimals} decimal(s)" if column.decimals is not None else
+                       "more than 6 decimals: not rounded")
+            say(f"{name}: values written as {written}")
     for entry in budget.ledger:
         print(f"spent on {entry.label}: epsilon={entry.epsilon:.6g} delta={entry.delta:.6g}")
     epsilon, delta = budget.spent_epsilon_delta()

@@ -732,7 +732,7 @@ class Datetime(Column):
         name: str,
         lower: str,
         upper: str,
-        width: str,
+        width: str = "30D",
         *,
         resolution: str | None = None,
         format: str | None = None,  # noqa: A002 (the schema's word)
@@ -865,6 +865,16 @@ def column_from_json(name: str, spec: Mapping[str, Any]) -> Column:
             f"column {name!r}: kind must be one of {sorted(KINDS)}, got {kind!r}"
         )
     spec.pop("note", None)  # free text for the steward
+    if kind == "categorical" and spec.get("labels") is None:
+        raise DomainError(f"column {name!r} has no labels: list them from public knowledge, "
+                          "or learn them privately with dpgm schema discover")
+    if kind == "datetime" and (spec.get("lower") is None or spec.get("upper") is None):
+        raise DomainError(f"column {name!r} needs public bounds: give lower and upper (from "
+                          "public knowledge, or learn them privately with dpgm schema "
+                          "discover)")
+    # a field left null in a draft takes its default (a draft lists every field, for
+    # every kind, with nulls to fill: those of the other kinds stay null)
+    spec = {key: value for key, value in spec.items() if value is not None}
     try:
         return KINDS[kind](name, **spec)
     except TypeError as exc:

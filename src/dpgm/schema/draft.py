@@ -20,47 +20,61 @@ if TYPE_CHECKING:
 #: the kinds a steward may write in place of a draft's ``null``
 KIND_CHOICES = "categorical | numeric | datetime"
 DEFAULT_BINS = 10
+#: the most bins ``dpgm schema discover`` learns for a numeric column whose bins are null
+LEARNT_BINS = 32
 DEFAULT_WIDTH = "30D"
+#: every field a column may have, by kind; a draft lists them all with nulls to fill
+FIELDS = {
+    "categorical": ("labels", "other", "dtype"),
+    "numeric": ("lower", "upper", "bins", "integer", "decimals"),
+    "datetime": ("lower", "upper", "width", "format"),
+}
 NOTE = (
     "A draft written from the column names and dtypes only: nothing in it was read from "
-    "the data. Fill every null from public knowledge (kind: " + KIND_CHOICES + "; labels "
-    "of categorical columns; lower and upper bounds of numeric and datetime columns), or "
-    "let `dpgm schema discover` learn the missing labels and bounds privately, charged to "
-    "a privacy budget. nullable is true everywhere, which is always safe; set it to "
-    "false where public knowledge says no value is missing."
+    "the data. Each column lists every field with null where it is to be filled; a null "
+    "left in a field of another kind is ignored. Fill from public knowledge (kind: "
+    + KIND_CHOICES + "; categorical: labels, other (true: values not listed get the label "
+    "'other'), dtype; numeric: lower, upper, bins (a number of equal-width bins, or the "
+    "edges), integer, decimals; datetime: lower, upper, width (default 30D), format "
+    "(strftime, default ISO 8601)), or let `dpgm schema discover` learn privately, charged "
+    "to a privacy budget, what is still null: labels (with other: true, so that values "
+    "too rare to be released are coded 'other'), bounds, data-adaptive bin edges (bins), "
+    "and the precision (integer, decimals). nullable is true everywhere, which is always "
+    "safe; set it to false where public knowledge says no value is missing."
 )
 
 
+def _fields(*kinds: str) -> dict[str, None]:
+    return {name: None for kind in kinds for name in FIELDS[kind]}
+
+
 def column_draft(dtype: object | None) -> dict[str, Any]:
-    """The draft of one column of pandas dtype ``dtype`` (None: unknown)."""
+    """The draft of one column of pandas dtype ``dtype`` (None: unknown), every field of
+    its kind (of every kind, where unknown) listed, null where it is to be filled."""
     import pandas as pd
     from pandas.api import types
 
     if dtype is None:
-        return {"kind": None, "nullable": True}
+        return {"kind": None, **_fields("categorical", "numeric", "datetime"),
+                "nullable": True}
     if types.is_bool_dtype(dtype):  # the labels of a boolean are public: True and False
-        return {"kind": "categorical", "labels": [False, True], "nullable": True}
+        return {"kind": "categorical", **_fields("categorical"), "labels": [False, True],
+                "other": False, "nullable": True}
     if types.is_integer_dtype(dtype) or types.is_float_dtype(dtype):
-        out: dict[str, Any] = {"kind": "numeric", "lower": None, "upper": None}
-        out["bins"] = DEFAULT_BINS
-        if types.is_integer_dtype(dtype):
+        out: dict[str, Any] = {"kind": "numeric", **_fields("numeric")}
+        if types.is_integer_dtype(dtype):  # the dtype says so for every value: public
             out["integer"] = True
         out["nullable"] = True
         return out
     if types.is_datetime64_any_dtype(dtype):
-        return {
-            "kind": "datetime",
-            "lower": None,
-            "upper": None,
-            "width": DEFAULT_WIDTH,
-            "nullable": True,
-        }
+        return {"kind": "datetime", **_fields("datetime"), "width": DEFAULT_WIDTH,
+                "nullable": True}
     # strings, objects, and categories (whose categories may have been read off the data)
     if isinstance(dtype, pd.CategoricalDtype) or types.is_object_dtype(dtype) or (
         types.is_string_dtype(dtype)
     ):
-        return {"kind": "categorical", "labels": None, "nullable": True}
-    return {"kind": None, "nullable": True}
+        return {"kind": "categorical", **_fields("categorical"), "nullable": True}
+    return {"kind": None, **_fields("categorical", "numeric", "datetime"), "nullable": True}
 
 
 def draft(source: pd.DataFrame | str | PathLike[str]) -> dict[str, Any]:
