@@ -33,7 +33,10 @@ def run(tmp_path):
 
 def test_the_report_holds_plots_errors_and_the_ledger(run):
     page = run[0].read_text()
-    assert page.count("<img") == 7 + 1  # one histogram per column, and the heat map
+    # one histogram per column, the heat map, a CDF overlay per numeric or date column (age,
+    # paid, seen) and the Pearson and Spearman matrices
+    assert page.count("<img") == 7 + 1 + 3 + 2
+    assert "<h2>Numeric columns</h2>" in page
     assert "Privacy ledger" in page and "one-way marginals" in page
     assert "epsilon = 2" in page
     assert "Per-pair errors" in page and "(missing)" not in page.split("<img")[0]

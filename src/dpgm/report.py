@@ -1,7 +1,8 @@
 """An HTML page comparing synthetic data with the real data (no privacy spent, not private).
 
 One self-contained file: per-column histograms real vs synthetic in original units (the
-schema's labels and bins), a heat map of the TV error of every pair of columns, the
+schema's labels and bins), for numeric columns KS, Wasserstein-1, quantiles, CDF overlays
+and correlation matrices, a heat map of the TV error of every pair of columns, the
 workload error, the privacy ledger of the run, and tables of per-column and per-pair
 errors. Plots need matplotlib (``pip install dpgm[report]``); without it the page has the
 tables and says so. Like :mod:`dpgm.evaluation` it reads the real data without noise: it
@@ -22,6 +23,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.evaluation import marginal_errors
+from dpgm.evaluation.numeric import ColumnFidelity, NumericFidelity
 from dpgm.files import atomic_write
 from dpgm.workload import Workload
 
@@ -98,6 +100,68 @@ def _heat_map(attrs: Sequence[str], pair_errors: Mapping[tuple[str, ...], float]
     return _img(_png(figure), "heat map of per-pair TV errors")
 
 
+def _cdf_overlay(name: str, column: ColumnFidelity) -> str:
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(4.6, 2.8))
+    axes.step(column.grid, column.real_cdf, where="post", label="real", color="#4c72b0")
+    axes.step(column.grid, column.synthetic_cdf, where="post", label="synthetic",
+              color="#dd8452")
+    axes.set_title(f"{name}: KS {column.ks:.3f}, W1/range {column.wasserstein:.3f}",
+                   fontsize=8)
+    axes.set_ylabel("share of records at most x")
+    axes.legend(fontsize=7)
+    return _img(_png(figure), f"CDFs of {name}, real and synthetic")
+
+
+def _correlations(method: str, pair: tuple[Any, Any]) -> str:
+    import matplotlib.pyplot as plt
+
+    real, synthetic = pair
+    names = list(real.columns)
+    n = len(names)
+    figure, panels = plt.subplots(1, 3, figsize=(3.4 * 3 + 0.3 * n, 1.6 + 0.3 * n),
+                                  layout="constrained")
+    for k, (axes, matrix, title, cmap, low) in enumerate((
+            (panels[0], real.to_numpy(), "real", "coolwarm", -1),
+            (panels[1], synthetic.to_numpy(), "synthetic", "coolwarm", -1),
+            (panels[2], np.abs(real.to_numpy() - synthetic.to_numpy()), "|difference|",
+             "viridis", 0))):
+        image = axes.imshow(matrix, cmap=cmap, vmin=low, vmax=1)
+        axes.set_xticks(range(n), names, rotation=60, ha="right", fontsize=6)
+        axes.set_yticks(range(n), names if k == 0 else [], fontsize=6)
+        axes.set_title(f"{method}: {title}", fontsize=8)
+        figure.colorbar(image, ax=axes, fraction=0.046)
+    return _img(_png(figure), f"{method} correlations, real, synthetic and difference")
+
+
+def _numeric_section(numeric: NumericFidelity, plots: bool) -> list[str]:
+    """KS, W1 and quantiles per numeric column, CDF overlays and correlation matrices."""
+    shown = [i for i, q in enumerate(numeric.quantiles) if q in (0.05, 0.5, 0.95)]
+    header = ["column", "KS distance", "W1 / range"] + [
+        f"{who} q{round(100 * numeric.quantiles[i])}" for i in shown
+        for who in ("real", "synthetic")]
+    rows = [[name, column.ks, column.wasserstein] + [
+        float(q[i]) for i in shown for q in (column.real_quantiles, column.synthetic_quantiles)]
+        for name, column in numeric.columns.items()]
+    parts = ["<h2>Numeric columns</h2>",
+             f"<p>Mean KS distance {numeric.mean_ks:.4f}; mean Wasserstein-1 over the public "
+             f"range {numeric.mean_wasserstein:.4f}. Dates in days.</p>",
+             _table(header, rows)]
+    if numeric.pearson is not None:
+        parts.append(f"<p>Largest correlation difference over numeric pairs: Pearson "
+                     f"{numeric.correlation_difference('pearson'):.4f}, Spearman "
+                     f"{numeric.correlation_difference('spearman'):.4f}.</p>")
+    if plots:
+        parts.append("<div class='grid'>")
+        parts += [_cdf_overlay(name, column) for name, column in numeric.columns.items()]
+        parts.append("</div>")
+        for method, pair in (("Pearson", numeric.pearson), ("Spearman", numeric.spearman)):
+            if pair is not None:
+                parts.append(_correlations(method, pair))
+    return parts
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(value: Any) -> str:
         return f"{value:.4f}" if isinstance(value, float) else html.escape(str(value))
@@ -113,11 +177,14 @@ def build_report(
     *,
     workload: Workload | None = None,
     ledger: Mapping[str, Any] | None = None,
+    numeric: NumericFidelity | None = None,
     title: str = "dpgm: synthetic data report",
 ) -> str:
     """The report page as HTML text (see the module docstring).
 
-    ``ledger`` is what ``dpgm synth --ledger`` writes: ``{"spent": {...}, "entries": [...]}``.
+    ``ledger`` is what ``dpgm synth --ledger`` writes: ``{"spent": {...}, "entries": [...]}``;
+    ``numeric`` (:func:`dpgm.evaluation.numeric.numeric_fidelity`) adds KS, Wasserstein-1,
+    quantiles, CDF overlays and correlation matrices of the numeric columns.
     """
     attrs = list(real.domain.attrs)
     column_errors = marginal_errors(real, synthetic, [(a,) for a in attrs])
@@ -176,6 +243,8 @@ def build_report(
             "<p class='note'>Plots need matplotlib: <code>pip install dpgm[report]</code>."
             "</p>"
         )
+    if numeric is not None and numeric.columns:
+        parts += _numeric_section(numeric, plots)
     parts.append("<h2>Per-column errors</h2>")
     parts.append(_table(["column", "TV error"], [[a, column_errors[(a,)]] for a in attrs]))
     worst = sorted(pair_errors.items(), key=lambda kv: -kv[1])

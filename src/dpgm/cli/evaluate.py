@@ -46,9 +46,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         args.max_memory,
     )
     print(NOT_PRIVATE_NOTE, file=sys.stderr)
-    real, synthetic = (load_records(path, schema, domain, choose_engine(args, schema, path),
-                                    args.max_memory)
-                       for path in (args.real, args.synthetic))
+    engines = [choose_engine(args, schema, path) for path in (args.real, args.synthetic)]
+    real, synthetic = (load_records(path, schema, domain, engine, args.max_memory)
+                       for path, engine in zip((args.real, args.synthetic), engines))
     for path, data in ((args.real, real), (args.synthetic, synthetic)):
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
@@ -62,14 +62,47 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
     for ways in args.ways:
         print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
+    numeric = _numeric_fidelity(args, schema, engines)
     if report is not None:
         from dpgm.report import build_report, write_report
 
-        page = build_report(real, synthetic, workload=workload, ledger=ledger)
+        page = build_report(real, synthetic, workload=workload, ledger=ledger,
+                            numeric=numeric)
         report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
         write_report(report, page)
         say(f"wrote the report to {report}")
     return 0
+
+
+def _numeric_fidelity(args: argparse.Namespace, schema, engines: list[str]):
+    """KS, W1 and correlations of the schema's numeric and datetime columns, printed (None
+    where there are none, or where the tables are counted outside memory)."""
+    if schema is None or not any(c.kind in ("numeric", "datetime")
+                                 for c in schema.columns.values()):
+        return None
+    if set(engines) != {"numpy"}:
+        say("numeric fidelity (KS, Wasserstein-1, correlations) reads the tables in memory: "
+            "run with --engine numpy for it")
+        return None
+    from dpgm.dataset import read_raw_table
+    from dpgm.evaluation.numeric import numeric_fidelity
+    from dpgm.privacy.quiet import on_records
+
+    with on_records():
+        numeric = numeric_fidelity(read_raw_table(args.real), read_raw_table(args.synthetic),
+                                   schema)
+    if not numeric.columns:
+        return None
+    print("numeric columns (KS distance; Wasserstein-1 over the public range):")
+    for name, column in numeric.columns.items():
+        print(f"  {name}: KS {column.ks:.4f}; W1 {column.wasserstein:.4f}")
+    print(f"mean KS distance over {len(numeric.columns)} numeric column(s): "
+          f"{numeric.mean_ks:.4f}; mean W1 / range: {numeric.mean_wasserstein:.4f}")
+    if numeric.pearson is not None:
+        print(f"largest correlation difference over numeric pairs: Pearson "
+              f"{numeric.correlation_difference('pearson'):.4f}, Spearman "
+              f"{numeric.correlation_difference('spearman'):.4f}")
+    return numeric
 
 
 def _report_path(args: argparse.Namespace):
