@@ -115,6 +115,48 @@ class CountingSource:
         raise NotImplementedError
 
 
+class RecodedCounts(CountingSource):
+    """A counting source seen on another domain (a recoding of its values): each
+    marginal is computed from the source's (:meth:`recode`); the source counts, nothing is
+    loaded. Its records, total and weights stay the source's."""
+
+    def __init__(self, source: CountingSource, domain: Domain):
+        self.source, self.domain = source, domain
+
+    @property
+    def weighted(self) -> bool:
+        return self.source.weighted
+
+    @property
+    def weights(self) -> None:
+        return None
+
+    @property
+    def total(self) -> float:
+        return self.source.total
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
+        return self.marginals([attrs])[0]
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        cliques = [self.domain.check(c) for c in cliques]
+        asked = [self.source_attrs(c) for c in cliques]
+        return [self.recode(c, a, t) for c, a, t in
+                zip(cliques, asked, self.source.marginals(asked), strict=True)]
+
+    def source_attrs(self, clique: tuple[str, ...]) -> tuple[str, ...]:
+        """The source's attributes whose marginal gives the marginal on ``clique``."""
+        return clique
+
+    def recode(self, clique: tuple[str, ...], attrs: tuple[str, ...], counts: np.ndarray
+               ) -> np.ndarray:
+        """The marginal on ``clique`` from the source's on ``attrs``."""
+        raise NotImplementedError
+
+
 class Dataset(CountingSource):
     """Integer-coded records over a public domain, with optional per-record weights.
 

@@ -114,7 +114,8 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
     if workload is not None and not mechanism.uses_workload:
         raise ParameterError(f"--mechanism {args.mechanism} measures no workload; drop "
                              "--workload, or choose aim, mwem, dualquery, hdmm or cgm")
-    mechanism.check(domain, workload, zeros=schema.forbidden if schema else ())
+    mechanism.check(domain, workload, zeros=schema.forbidden if schema else (),
+                    refine=schema.refinements() if schema else None)
     if sample:
         mechanism.check_synthesizable(domain, workload)
     if given and mechanism.estimator != "pgm":  # table models cannot condition

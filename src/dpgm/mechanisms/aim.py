@@ -141,6 +141,8 @@ class AIM(Mechanism):
     for the privacy accounting. ``estimator="original"`` is ``"pgm"`` (AIM's own).
     """
 
+    refines = True
+
     privacy = "zcdp"
     estimators = ("pgm", "original")
 

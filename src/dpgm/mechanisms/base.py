@@ -36,6 +36,7 @@ from dpgm.measurement import Measurement
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.models.base import Model, Release
 from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.models.refinement import RefinedModel, Refinement
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.policy import DEFAULT_DELTA, check_delta, check_epsilon
 from dpgm.privacy.quiet import on_records
@@ -95,6 +96,9 @@ class Mechanism:
     estimators: ClassVar[tuple[str, ...]] = ("pgm",)
     #: the estimators that release synthetic records (a Dataset) rather than a model
     releases_records: ClassVar[tuple[str, ...]] = ()
+    #: whether the mechanism measures refined numeric columns (a schema's ``"refine"``)
+    #: at two resolutions (:mod:`dpgm.models.refinement`); the others use the fine cells
+    refines: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -163,6 +167,7 @@ class Mechanism:
         *,
         schema: Schema | None = None,
         zeros: Sequence[Forbidden] = (),
+        refine: Mapping[str, int] | None = None,
     ) -> Model | Dataset:
         """Spend the budget on ``data`` and return the estimate (see the class docstring):
         a model (:class:`~dpgm.models.base.Model`, carrying the schema and the release's
@@ -173,7 +178,9 @@ class Mechanism:
         :meth:`synthetic_data` decodes). ``zeros`` adds structural zeros on the integer
         path. ``rng=None`` (a release) uses OpenDP's exact samplers for every noise and
         selection; a seed or a ``numpy.random.Generator`` makes the run reproducible, for
-        research only (a :class:`~dpgm.errors.SeedWarning` says so once).
+        research only (a :class:`~dpgm.errors.SeedWarning` says so once). ``refine``
+        (``{attribute: sub-bins per bin}``; default: the schema's) holds those attributes
+        at two resolutions where the mechanism can (:attr:`refines`); ``{}`` keeps them flat.
         """
         if schema is not None and not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
@@ -183,19 +190,26 @@ class Mechanism:
         self._reset()
         domain = data.domain if schema is None else schema.domain
         forbidden = check_forbidden(domain, [*zeros, *(schema.forbidden if schema else ())])
+        if refine is None and schema is not None:
+            refine = schema.refinements()
+        refinement = self.refinement(domain, refine)
         # everything that can fail on public facts fails here, before the data are read
-        workload = self.check(domain, workload, zeros=forbidden)
+        workload = self.check(domain, workload, zeros=forbidden, refine=refine)
         with on_records():  # no warning raised on the records reaches the user
             if schema is not None:
                 data = schema.encode(data) if not isinstance(data, CountingSource) else data
                 if data.domain != schema.domain:
                     raise DomainError("the Dataset's domain is not the schema's")
+            if refinement is not None:  # measured on the split domain
+                data, forbidden = refinement.apply(data), refinement.forbidden(forbidden)
             self.schema, self.zeros = schema, forbidden
             self.budget = self.new_budget()
             result = self._fit(data, workload, randomness)
-        self.result = result
         if isinstance(result, MarkovRandomField):
-            self.model = result
+            self.model = result  # on the split domain where refined
+        if refinement is not None and self.releases_model:
+            result = RefinedModel(refinement, result)
+        self.result = result
         if self.releases_model:  # the release carries what it was made from
             result.schema = schema
             result.release = Release.of(self.budget, type(self).__name__, self.options(),
@@ -298,14 +312,25 @@ class Mechanism:
         workload: WorkloadLike | None = None,
         *,
         zeros: Sequence[Forbidden] = (),
+        refine: Mapping[str, int] | None = None,
     ) -> Workload:
         """What ``fit`` checks before reading data: the workload and :meth:`plan`.
 
-        Returns the workload ``fit`` would use. A caller that loads data itself (the
+        Returns the workload ``fit`` would use (on the split domain where ``refine``
+        holds attributes at two resolutions). A caller that loads data itself (the
         command line) calls this first, so that a run bound to fail spends nothing.
         """
         if len(domain) == 0:
             raise DomainError("the domain has no attributes: name at least one")
+        refinement = self.refinement(domain, refine)
+        if refinement is not None:
+            # the default workload at the coarse level, each refined one-way at the fine
+            cliques = (self.workload_for(refinement.coarse, None).cliques if workload is None
+                       else refinement.workload(as_workload(workload, domain).cliques))
+            if workload is None:
+                cliques = refinement.default_workload(cliques)
+            domain, workload = refinement.split, cliques
+            zeros = refinement.forbidden(zeros)
         if zeros and self.estimator != "pgm":
             remedy = (f"use {option('estimator', 'pgm')}" if "pgm" in self.estimators else
                       f"{type(self).__name__} has none: use another mechanism")
@@ -317,6 +342,18 @@ class Mechanism:
         checked = self.workload_for(domain, workload)
         self.plan(domain, checked)
         return checked
+
+    def refinement(self, domain: Domain, refine: Mapping[str, int] | None
+                   ) -> Refinement | None:
+        """The refinement ``fit`` measures through: None where nothing is refined or the
+        mechanism measures at one resolution (:attr:`refines`)."""
+        if not refine or not self.refines:
+            return None
+        if isinstance(refine, bool) or not isinstance(refine, Mapping):
+            raise ParameterError(f"refine must be {{attribute: sub-bins per bin}}, got "
+                                 f"{refine!r}")
+        return Refinement(domain, {a: integer(f"refine[{a!r}]", f, least=2)
+                                   for a, f in refine.items()})
 
     def _check_constraints(self, domain: Domain, zeros: Sequence[Forbidden]) -> None:
         """The model holds a table on each constraint's columns: the junction tree of those

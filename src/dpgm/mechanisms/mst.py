@@ -45,6 +45,8 @@ class MST(Mechanism):
     the same questions.
     """
 
+    refines = True
+
     uses_workload = False
 
     privacy = "zcdp"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgm.dataset import CountingSource, Dataset
+from dpgm.dataset import CountingSource, Dataset, RecodedCounts
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
 from dpgm.measurement import Measurement
@@ -26,36 +26,17 @@ from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.random import RngLike, as_generator
 
 
-class CompressedCounts(CountingSource):
+class CompressedCounts(RecodedCounts):
     """A counting source seen through a :class:`DomainCompression`: each marginal is the
     source's on the original domain, merged (the source counts; nothing is loaded)."""
 
     def __init__(self, source: CountingSource, compression: DomainCompression):
-        self.source, self.compression = source, compression
-        self.domain = compression.compressed
+        super().__init__(source, compression.compressed)
+        self.compression = compression
 
-    @property
-    def weighted(self) -> bool:
-        return self.source.weighted
-
-    @property
-    def weights(self) -> None:
-        return None
-
-    @property
-    def total(self) -> float:
-        return self.source.total
-
-    def __len__(self) -> int:
-        return len(self.source)
-
-    def marginal(self, attrs: Iterable[str]) -> np.ndarray:
-        return self.marginals([attrs])[0]
-
-    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
-        cliques = [self.domain.check(c) for c in cliques]
-        return [self.compression.merge(c, counts)
-                for c, counts in zip(cliques, self.source.marginals(cliques), strict=True)]
+    def recode(self, clique: tuple[str, ...], attrs: tuple[str, ...], counts: np.ndarray
+               ) -> np.ndarray:
+        return self.compression.merge(clique, counts)
 
 
 @dataclass

@@ -45,6 +45,7 @@ from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.models.compression import CompressedModel, DomainCompression
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.models.pairwise import IsingModel, PairwiseModel, TwiseModel
+from dpgm.models.refinement import RefinedModel, Refinement
 from dpgm.models.tables import TableModel
 
 FORMAT = "dpgm-model"
@@ -278,6 +279,56 @@ class _Compressed:
         return CompressedModel(DomainCompression(domain, small, mappings), model)
 
 
+class _Refined:
+    """RefinedModel: the sub-bins per bin of each refined attribute, and the model on the
+    split domain (a field or a compressed model, its arrays prefixed ``inner.``)."""
+
+    kind = RefinedModel
+
+    @staticmethod
+    def save(model: RefinedModel) -> tuple[dict, Arrays]:
+        kind = _kind_of(model.split)
+        if kind not in ("MarkovRandomField", "CompressedModel"):
+            raise DpgmError(f"cannot save a refined {kind}")
+        inner, inner_arrays = KINDS[kind].save(model.split)
+        return ({"factors": dict(model.refinement.factors), "inner_kind": kind,
+                 "inner": inner}, {f"inner.{k}": v for k, v in inner_arrays.items()})
+
+    @staticmethod
+    def _refinement(domain: Domain, meta: Mapping) -> tuple[Refinement, Any]:
+        factors = meta.get("factors")
+        if not isinstance(factors, Mapping) or not factors or any(
+                isinstance(f, bool) or not isinstance(f, int) for f in factors.values()):
+            raise ModelFileError("'model.factors' must give each refined attribute a whole "
+                                 "number of sub-bins")
+        kind = meta.get("inner_kind")
+        if kind not in ("MarkovRandomField", "CompressedModel"):
+            raise ModelFileError("'model.inner_kind' must be MarkovRandomField or "
+                                 "CompressedModel")
+        try:
+            refinement = Refinement(domain, dict(factors))
+        except DpgmError as exc:
+            raise ModelFileError(f"'model.factors': {exc}") from None
+        return refinement, KINDS[kind]
+
+    @classmethod
+    def shapes(cls, domain: Domain, meta: Mapping) -> Shapes:
+        refinement, codec = cls._refinement(domain, meta)
+        return {f"inner.{k}": v for k, v in codec.shapes(refinement.split,
+                                                        _inner(meta)).items()}
+
+    @classmethod
+    def working_cells(cls, domain: Domain, meta: Mapping) -> int:
+        refinement, codec = cls._refinement(domain, meta)
+        return codec.working_cells(refinement.split, _inner(meta))
+
+    @classmethod
+    def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> RefinedModel:
+        refinement, codec = cls._refinement(domain, meta)
+        inner = {k[len("inner."):]: v for k, v in arrays.items() if k.startswith("inner.")}
+        return RefinedModel(refinement, codec.load(refinement.split, _inner(meta), inner))
+
+
 def _inner(meta: Mapping) -> Mapping:
     if not isinstance(meta.get("inner"), Mapping):
         raise ModelFileError("'model.inner' must describe the compressed model")
@@ -390,7 +441,7 @@ class _Twise:
 KINDS: dict[str, Any] = {"MarkovRandomField": _Field, "TableModel": _Tables,
                          "CompressedModel": _Compressed, "BayesianNetwork": _Network,
                          "IsingModel": _Pairwise, "PairwiseModel": _Pairwise,
-                         "TwiseModel": _Twise}
+                         "TwiseModel": _Twise, "RefinedModel": _Refined}
 
 
 def _kind_of(model: object) -> str:

@@ -541,6 +541,12 @@ class Numeric(Column):
     hold one). Decoding draws a value uniformly inside its bin, rounded to ``decimals``
     where given (staying inside the bin).
 
+    ``refine`` F (default 1) cuts every bin into F equal sub-bins: the column's codes are
+    the K·F fine cells, and mechanisms that measure at two resolutions (AIM, MST) hold it
+    as its bin and its place in the bin (:mod:`dpgm.models.refinement`): the one-way
+    distribution measured at the fine level, pairs at the bins'. ``bins`` (and
+    ``to_json``) stay the coarse bins.
+
     Why clip: differential privacy bounds what one record can change, and a value far
     outside the public range would otherwise need a code of its own — revealing that
     such a value exists. Clipping puts it in the first or last bin instead.
@@ -557,9 +563,14 @@ class Numeric(Column):
         *,
         integer: bool = False,
         decimals: int | None = None,
+        refine: int = 1,
         nullable: bool = False,
     ):
         super().__init__(name, nullable)
+        if isinstance(refine, bool) or not isinstance(refine, int) or not 1 <= refine <= MAX_BINS:
+            raise DomainError(f"column {name!r}: refine must be a whole number from 1 to "
+                              f"{MAX_BINS:,}")
+        self.refine = refine
         if not isinstance(integer, bool):
             raise DomainError(f"column {name!r}: integer must be true or false")
         if decimals is not None and (
@@ -598,6 +609,15 @@ class Numeric(Column):
             # 15 significant digits: 0.1 * 3 is the edge 0.3, not 0.30000000000000004
             self.edges = np.array([float(f"{e:.15g}") for e in np.linspace(lo, hi, bins + 1)])
             self.count = bins
+        self.coarse_edges = self.edges
+        if refine > 1:
+            if (len(self.edges) - 1) * refine > MAX_BINS:  # before the edges are built
+                raise DomainError(f"column {name!r}: {len(self.edges) - 1:,} bins of {refine} "
+                                  f"sub-bins, over {MAX_BINS:,}; refine less")
+            fine = [np.linspace(a, b, refine + 1)[:-1] for a, b in
+                    zip(self.edges[:-1], self.edges[1:])]
+            self.edges = np.array([float(f"{e:.15g}") for e in np.concatenate(fine)]
+                                  + [self.edges[-1]])
         if integer:
             first = np.ceil(self.edges[:-1])
             last = np.concatenate([np.ceil(self.edges[1:-1]) - 1, [np.floor(self.edges[-1])]])
@@ -701,7 +721,7 @@ class Numeric(Column):
     def _json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.count is None:
-            out["bins"] = [_plain_number(e) for e in self.edges]
+            out["bins"] = [_plain_number(e) for e in self.coarse_edges]
         else:
             out.update(
                 lower=_plain_number(self.lower), upper=_plain_number(self.upper), bins=self.count
@@ -710,6 +730,8 @@ class Numeric(Column):
             out["integer"] = True
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.refine > 1:
+            out["refine"] = self.refine
         return out
 
 

@@ -71,6 +71,12 @@ class Schema:
             self.domain, [self._pattern(p) for p in self.constraints]
         )
 
+    def refinements(self) -> dict[str, int]:
+        """The numeric columns held at two resolutions: ``{column: sub-bins per bin}``
+        (``"refine"`` in the schema; see :mod:`dpgm.models.refinement`)."""
+        return {name: c.refine for name, c in self.columns.items()
+                if getattr(c, "refine", 1) > 1}
+
     # -- constraints ------------------------------------------------------------------
     def _pattern(self, pattern: Pattern) -> Forbidden:
         if not isinstance(pattern, Mapping) or not pattern:
