@@ -45,7 +45,13 @@ from dpgm.schema.columns import (
     read_numbers,
     text_values,
 )
-from dpgm.schema.draft import DEFAULT_BINS, DEFAULT_WIDTH, KIND_CHOICES, LEARNT_BINS
+from dpgm.schema.draft import (
+    DEFAULT_BINS,
+    DEFAULT_WIDTH,
+    KIND_CHOICES,
+    LEARNT_BINS,
+    LEARNT_REFINE,
+)
 from dpgm.schema.schema import Schema
 
 if TYPE_CHECKING:
@@ -99,30 +105,69 @@ def discover(
     epsilon = check_epsilon(epsilon)
     delta = DEFAULT_DELTA if delta is None else check_delta(delta)
     asked = questions(spec)
+    filled = _filled(spec, asked)
+    budget = PrivacyBudget.approximate(epsilon, delta)
+    if not asked:
+        return Schema.from_json(filled), budget
+    labels = sum(1 for _, what in asked if what == "labels")
+    _check_columns(frame, asked)
+    with on_records():  # no warning raised on the records reaches the user
+        schema = _learn(frame, filled, asked, budget, epsilon / len(asked),
+                        delta / labels if labels else 0.0, rng)
+    return schema, budget
+
+
+def numeric_questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What :func:`discretize` learns for ``spec``: the bounds, precision and bins of its
+    numeric and datetime columns. A column without labels is refused (partition selection
+    is (ε, δ)-DP: learn labels with :func:`discover`), before any data are read."""
+    asked = questions(spec)
+    unlabelled = [name for name, what in asked if what == "labels"]
+    if unlabelled:
+        raise DomainError(f"column {unlabelled[0]!r} has no labels: list them, or learn them "
+                          "with dpgm schema discover (bins are learnt here, labels there)")
+    _rehearse(_filled(spec, asked), asked)
+    return asked
+
+
+def discretize(frame: pd.DataFrame, spec: Mapping[str, Any], budget: PrivacyBudget,
+               epsilon: float, rng: RngLike = None) -> Schema:
+    """The schema ``spec`` with the bounds, precision and bins of its numeric and datetime
+    columns learnt privately (:func:`numeric_questions`), each question ε-DP at
+    ``epsilon``, charged to ``budget`` (a zCDP budget records each as ρ = ε²/2)."""
+    asked = numeric_questions(spec)
+    filled = _filled(spec, asked)
+    if not asked:
+        return Schema.from_json(filled)
+    _check_columns(frame, asked)
+    with on_records():
+        return _learn(frame, filled, asked, budget, check_epsilon(epsilon), 0.0, rng)
+
+
+def _filled(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> dict[str, Any]:
+    """A copy of ``spec`` to fill: no note, and the draft's width for a date learnt
+    without one."""
     filled = copy.deepcopy(dict(spec))
     filled.pop("note", None)
-    for name, _ in asked:  # a datetime column learnt without a width gets the draft's
+    for name, _ in asked:
         if filled["columns"][name]["kind"] == "datetime" and \
                 filled["columns"][name].get("width") is None:
             filled["columns"][name]["width"] = DEFAULT_WIDTH
     _rehearse(filled, asked)
-    if not asked:
-        return Schema.from_json(filled), PrivacyBudget.approximate(epsilon, delta)
+    return filled
+
+
+def _check_columns(frame: pd.DataFrame, asked: list[tuple[str, str]]) -> None:
     missing_columns = sorted({name for name, _ in asked} - {str(c) for c in frame.columns})
     if missing_columns:
         raise DataError(f"the data has no column(s) {missing_columns}")
-    with on_records():  # no warning raised on the records reaches the user
-        return _learn(frame, filled, asked, epsilon, delta, rng)
 
 
 def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, str]],
-           epsilon: float, delta: float, rng: RngLike) -> tuple[Schema, PrivacyBudget]:
-    """Learn what is ``asked`` of ``frame`` into ``filled`` (see :func:`discover`)."""
-    budget = PrivacyBudget.approximate(epsilon, delta)
+           budget: PrivacyBudget, share: float, delta_share: float, rng: RngLike) -> Schema:
+    """Learn what is ``asked`` of ``frame`` into ``filled``, each question charged
+    ``share`` of ε (and a labels question ``delta_share`` of δ) to ``budget``."""
     noise = Randomness.from_user(rng).noise
-    share = epsilon / len(asked)
-    label_questions = sum(1 for _, what in asked if what == "labels")
-    delta_share = delta / label_questions if label_questions else 0.0
     columns = filled["columns"]
     # every value is read before anything is spent, so a bad value costs nothing; each on
     # its own (dpgm.schema.parse), never by how the rest of its column was read
@@ -168,6 +213,8 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
             tree = privtree(data, float(column["lower"]), float(column["upper"]), share,
                             budget, noise, f"edges of {name}", smallest=unit)
             column["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), column)
+            if column.get("refine") is None:
+                column["refine"] = _refine_for(column)
             continue
         label = f"range of {name}"
         if column["kind"] == "datetime":
@@ -193,7 +240,7 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
         elif what == "range":
             _repair_bounds(name, columns[name])
     _repair_constraints(filled)
-    return Schema.from_json(filled), budget
+    return Schema.from_json(filled)
 
 
 def _note(message: str) -> None:
@@ -278,6 +325,18 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
     if column.get("integer"):  # a bin [a, b) of whole numbers needs b − a ≥ 1
         inner = inner[inner >= math.ceil(float(lower)) + 1]
     return [lower, *(_round_plain(e) for e in inner), upper]
+
+
+def _refine_for(column: Mapping[str, Any]) -> int:
+    """Sub-bins per learnt bin: :data:`LEARNT_REFINE`, or fewer where a bin of whole
+    numbers (or of the column's decimals) holds fewer values (post-processing)."""
+    widths = np.diff(np.asarray(column["bins"], dtype=np.float64))
+    unit = 1.0 if column.get("integer") else (
+        10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+    if unit == 0.0:
+        return LEARNT_REFINE
+    # a bin [a, b) holds at least floor((b − a)/unit) values of the grid
+    return int(max(1, min(LEARNT_REFINE, np.floor(widths.min() / unit + 1e-9))))
 
 
 def _round_plain(value: float) -> float | int:

@@ -13,7 +13,7 @@ from dpgm.errors import BudgetExceededError, DomainError
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.discovery import private_labels, selection_threshold
 from dpgm.schema import Schema
-from dpgm.schema.draft import LEARNT_BINS, draft
+from dpgm.schema.draft import LEARNT_BINS, LEARNT_REFINE, draft
 
 
 def test_a_csv_draft_depends_on_the_header_alone(tmp_path):
@@ -52,7 +52,7 @@ def test_a_dataframe_draft_depends_on_dtypes_alone():
     columns = spec["columns"]
     assert columns["n"] == {
         "kind": "numeric", "lower": None, "upper": None, "bins": None, "integer": True,
-        "decimals": None, "nullable": True,
+        "decimals": None, "refine": None, "nullable": True,
     }
     # every optional field of the kind is listed, null where it is to be filled
     assert columns["x"]["integer"] is None and columns["x"]["decimals"] is None
@@ -101,10 +101,13 @@ def test_discovery_fills_the_draft_and_charges_the_ledger():
     mass = schema.columns["mass"]
     assert 1000 <= mass.lower <= 3000 and 5000 <= mass.upper <= 8000
     assert mass.integer  # the masses are whole numbers: learnt, charged
-    assert np.all(np.diff(mass.edges) >= 1) and len(mass.edges) - 1 <= LEARNT_BINS
+    assert np.all(np.diff(mass.edges) >= 1) and len(mass.coarse_edges) - 1 <= LEARNT_BINS
+    # as many sub-bins as the narrowest bin holds whole numbers, at most LEARNT_REFINE
+    assert mass.refine == min(LEARNT_REFINE, int(np.diff(mass.coarse_edges).min()))
     # the bins follow the data: narrower where the masses are dense
-    widths = np.diff(mass.edges)
-    middle = (mass.edges[:-1] > 3500) & (mass.edges[1:] < 4500)
+    edges = mass.coarse_edges
+    widths = np.diff(edges)
+    middle = (edges[:-1] > 3500) & (edges[1:] < 4500)
     assert widths[middle].mean() < 0.5 * widths[~middle].mean()
     day = schema.columns["day"]
     assert day.lower <= pd.Timestamp("2008-02-01") and day.upper >= pd.Timestamp("2009-10-01")

@@ -22,11 +22,14 @@ KIND_CHOICES = "categorical | numeric | datetime"
 DEFAULT_BINS = 10
 #: the most bins ``dpgm schema discover`` learns for a numeric column whose bins are null
 LEARNT_BINS = 32
+#: the sub-bins per learnt bin where ``refine`` is null (fewer where a bin of whole
+#: numbers holds fewer): the fine level AIM and MST measure one-way marginals at
+LEARNT_REFINE = 8
 DEFAULT_WIDTH = "30D"
 #: every field a column may have, by kind; a draft lists them all with nulls to fill
 FIELDS = {
     "categorical": ("labels", "other", "dtype"),
-    "numeric": ("lower", "upper", "bins", "integer", "decimals"),
+    "numeric": ("lower", "upper", "bins", "integer", "decimals", "refine"),
     "datetime": ("lower", "upper", "width", "format"),
 }
 NOTE = (
@@ -35,12 +38,13 @@ NOTE = (
     "left in a field of another kind is ignored. Fill from public knowledge (kind: "
     + KIND_CHOICES + "; categorical: labels, other (true: values not listed get the label "
     "'other'), dtype; numeric: lower, upper, bins (a number of equal-width bins, or the "
-    "edges), integer, decimals; datetime: lower, upper, width (default 30D), format "
-    "(strftime, default ISO 8601)), or let `dpgm schema discover` learn privately, charged "
-    "to a privacy budget, what is still null: labels (with other: true, so that values "
-    "too rare to be released are coded 'other'), bounds, data-adaptive bin edges (bins), "
-    "and the precision (integer, decimals). nullable is true everywhere, which is always "
-    "safe; set it to false where public knowledge says no value is missing."
+    "edges), integer, decimals, refine (sub-bins per bin: two resolutions); datetime: "
+    "lower, upper, width (default 30D), format (strftime, default ISO 8601)), or let "
+    "`dpgm schema discover` learn privately, charged to a privacy budget, what is still "
+    "null: labels (with other: true, so that values too rare to be released are coded "
+    "'other'), bounds, data-adaptive bin edges (bins, each cut into sub-bins where refine "
+    "is null), and the precision (integer, decimals). nullable is true everywhere, which "
+    "is always safe; set it to false where public knowledge says no value is missing."
 )
 
 
