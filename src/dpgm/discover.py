@@ -130,6 +130,26 @@ def numeric_questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     return asked
 
 
+def stand_in(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> Schema:
+    """The largest schema learning ``asked`` could give ``spec`` (the widest date range,
+    the most bins and sub-bins): its sizes bound the learnt schema's, for the checks made
+    before the data are read."""
+    trial = _filled(spec, asked)
+    for name, what in asked:
+        column = trial["columns"][name]
+        if what == "range" and column["kind"] == "datetime":
+            column["lower"], column["upper"] = FIRST_MONTH + "-01", LAST_MONTH + "-01"
+        elif what == "range":
+            column["lower"] = 0 if column.get("lower") is None else column["lower"]
+            column["upper"] = (float(column["lower"]) + 1e6 if column.get("upper") is None
+                               else column["upper"])
+        elif what == "edges":
+            column["bins"] = LEARNT_BINS
+            column["refine"] = column.get("refine") or LEARNT_REFINE
+            column["integer"], column["decimals"] = None, None  # sizes only
+    return Schema.from_json(trial)
+
+
 def discretize(frame: pd.DataFrame, spec: Mapping[str, Any], budget: PrivacyBudget,
                epsilon: float, rng: RngLike = None) -> Schema:
     """The schema ``spec`` with the bounds, precision and bins of its numeric and datetime

@@ -34,8 +34,9 @@ from dpgm.cli.common import (
 PASSED_ON = ("iters", "max_cells")
 
 
-def _build_mechanism(args: argparse.Namespace):
-    """The mechanism named by --mechanism, with the options it accepts."""
+def _build_mechanism(args: argparse.Namespace, budget: dict | None = None):
+    """The mechanism named by --mechanism, with the options it accepts (``budget``:
+    ``{"epsilon": ...}`` or ``{"rho": ...}`` in place of --epsilon)."""
     import inspect
 
     from dpgm.errors import ParameterError
@@ -58,7 +59,9 @@ def _build_mechanism(args: argparse.Namespace):
     rows = getattr(args, "rows", None)  # dpgm fit draws no records
     if rows is not None and "rows" in accepted and args.estimator == "original":
         options["rows"] = rows  # a mechanism that draws its records itself
-    return cls(args.epsilon, **options)
+    if budget and "rho" in budget:
+        return cls(rho=budget["rho"], **options)
+    return cls(budget["epsilon"] if budget else args.epsilon, **options)
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -76,7 +79,7 @@ def _synth(args: argparse.Namespace) -> int:
         synthetic = synthetic.to_pandas()
     write_table(synthetic, out, mechanism.schema)
     say(f"wrote {len(synthetic)} synthetic records to {out}")
-    report_spend(mechanism.budget, outputs["ledger"], out)
+    report_spend(outputs["budget"], outputs["ledger"], out)
     return 0
 
 
@@ -86,7 +89,7 @@ def _fit(args: argparse.Namespace) -> int:
     mechanism.result.save(outputs["out"])
     say(f"wrote the model to {outputs['out']}; dpgm model sample|query|map|info read it "
          "without the data and without spending more")
-    report_spend(mechanism.budget, outputs["ledger"], outputs["out"])
+    report_spend(outputs["budget"], outputs["ledger"], outputs["out"])
     return 0
 
 
@@ -94,10 +97,15 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
     """The mechanism of ``synth`` or ``fit``, fitted once everything knowable before
     reading the data was checked (options, outputs, schema, workload, sizes); and the
     outputs, checked: ``out``, ``ledger``, ``model`` (synth's --save-model), ``given``."""
+    from dpgm.cli.discretize import Discretization
     from dpgm.errors import ParameterError
     from dpgm.workload import Workload
 
     mechanism = _build_mechanism(args)
+    learning = Discretization.plan(args)  # None without --discretize-share
+    if learning is not None:  # the mechanism gets what the discretisation leaves
+        mechanism_budget, run_budget, each = learning.split(mechanism)
+        mechanism = _build_mechanism(args, mechanism_budget)
     inputs = (args.data, args.domain, args.schema, args.workload)
     outputs = prepare_outputs(args, inputs, ("out", "save_model", "ledger") if sample
                               else ("out", "ledger"))
@@ -108,7 +116,10 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
             f"not a model to save: use --estimator pgm")
     if sample:
         check_format(args.out)
-    schema, domain = public_inputs(args)
+    if learning is None:
+        schema, domain = public_inputs(args)
+    else:  # as large as learning could make it: its checks hold for the learnt schema
+        schema, domain = learning.largest, learning.largest.domain
     given = given_values(args.given, schema, domain) if sample else {}
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     if workload is not None and not mechanism.uses_workload:
@@ -127,13 +138,28 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
     if engine != "numpy" and mechanism.needs_records:
         raise ParameterError(f"--mechanism {args.mechanism} reads the records one by one: "
                              "use --engine numpy")
-    data = load_records(args.data, schema, domain, engine, mechanism.max_memory)
+    if learning is None:
+        data = load_records(args.data, schema, domain, engine, mechanism.max_memory)
+    else:
+        from dpgm.dataset import read_raw_table
+
+        data = read_raw_table(args.data)
     # the number of records is private, and so is the file's size: the engine auto chose
     # from it is not named (the result is the same on every engine)
     say(f"read {args.data}: {len(domain)} attributes"
          f"{f', counted by {engine}' if args.engine != 'auto' else ''}")
+    if learning is not None:
+        schema = learning.learn(data, run_budget, each, args.seed)
+        given = given_values(args.given, schema, schema.domain) if sample else {}
     mechanism.fit(data, workload=workload, rng=args.seed, schema=schema)
-    return mechanism, {"out": out, "ledger": ledger, "model": model_out, "given": given}
+    budget = mechanism.budget
+    if learning is not None:  # one ledger: the discretisation, then the mechanism
+        run_budget.include(mechanism.budget)
+        budget = run_budget
+        if mechanism.releases_model:
+            mechanism.result.release.ledger = run_budget.to_json()
+    return mechanism, {"out": out, "ledger": ledger, "model": model_out, "given": given,
+                       "budget": budget}
 
 
 def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
@@ -200,6 +226,11 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         "(default: the mechanism's)",
     )
     command.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
+    command.add_argument(
+        "--discretize-share", type=real, default=None, metavar="SHARE",
+        help="learn the schema's null numeric bounds, bins (PrivTree) and precision from "
+        "the data first, with this share of the budget (e.g. 0.1; its own ledger lines; "
+        "default: none, the schema's bins as written)")
     add_engine_option(command, "so the same result for a seed")
 
 

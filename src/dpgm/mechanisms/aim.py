@@ -148,9 +148,10 @@ class AIM(Mechanism):
 
     def __init__(
         self,
-        epsilon: float,
+        epsilon: float | None = None,
         delta: float | None = None,
         *,
+        rho: float | None = None,
         estimator: str = "pgm",
         rounds: int | None = None,
         alpha: float = 0.9,
@@ -162,7 +163,8 @@ class AIM(Mechanism):
         progress: Progress | None = None,
     ):
         super().__init__(
-            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+            epsilon, delta, rho=rho, estimator=estimator, max_memory=max_memory,
+            progress=progress
         )
         self.rounds = optional(integer, "rounds", rounds, least=1)
         self.alpha = fraction("alpha", alpha)

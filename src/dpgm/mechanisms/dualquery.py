@@ -406,9 +406,10 @@ class DualQuery(Mechanism):
 
     def __init__(
         self,
-        epsilon: float,
+        epsilon: float | None = None,
         delta: float | None = None,
         *,
+        rho: float | None = None,
         estimator: str = "pgm",
         samples: int = 50,
         rounds: int | None = None,
@@ -421,7 +422,8 @@ class DualQuery(Mechanism):
         progress: Progress | None = None,
     ):
         super().__init__(
-            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+            epsilon, delta, rho=rho, estimator=estimator, max_memory=max_memory,
+            progress=progress
         )
         self.samples = integer("samples", samples, least=1)
         self.rounds = optional(integer, "rounds", rounds, least=2)

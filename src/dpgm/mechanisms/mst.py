@@ -54,9 +54,10 @@ class MST(Mechanism):
 
     def __init__(
         self,
-        epsilon: float,
+        epsilon: float | None = None,
         delta: float | None = None,
         *,
+        rho: float | None = None,
         estimator: str = "pgm",
         iters: int = 1000,
         compress: bool = True,
@@ -64,7 +65,8 @@ class MST(Mechanism):
         progress: Progress | None = None,
     ):
         super().__init__(
-            epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
+            epsilon, delta, rho=rho, estimator=estimator, max_memory=max_memory,
+            progress=progress
         )
         self.iters = integer("iters", iters, least=1)
         self.compress = bool(compress)

@@ -143,6 +143,16 @@ class PrivacyBudget:
         self._ledger.append(entry)
         return entry
 
+    def include(self, other: PrivacyBudget) -> None:
+        """Charge, entry by entry, what ``other`` spent (a part of this run that kept its
+        own budget); refused like any charge that would overspend."""
+        for entry in other.ledger:
+            if self._mode == "zcdp" and entry.epsilon is None:
+                self.charge(rho=entry.rho, label=entry.label, accounting=entry.accounting)
+            else:
+                self.charge(epsilon=entry.epsilon, delta=entry.delta, label=entry.label,
+                            accounting=entry.accounting)
+
     # -- state ------------------------------------------------------------------------
     @property
     def mode(self) -> str:

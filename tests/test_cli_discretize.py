@@ -1,0 +1,97 @@
+"""synth/fit --discretize-share (issue 26, item 1): numeric bins learnt inside the run, paid
+for from a share of its budget, on one ledger; every public failure before the data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpgm
+from dpgm.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpgm.errors.SeedWarning")
+
+SPEC = {"columns": {
+    "income": {"kind": "numeric", "lower": 0, "upper": 300_000, "bins": None,
+               "decimals": None, "integer": None, "refine": None},
+    "age": {"kind": "numeric", "lower": None, "upper": None, "bins": None, "integer": True},
+    "job": {"kind": "categorical", "labels": ["a", "b", "c"]},
+}}
+
+
+@pytest.fixture()
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 3000
+    table = pd.DataFrame({"income": np.round(np.exp(rng.normal(10.3, 0.7, n)), 2),
+                          "age": np.clip(rng.normal(45, 12, n), 18, 90).round().astype(int),
+                          "job": rng.choice(list("abc"), n)})
+    data, schema = tmp_path / "people.csv", tmp_path / "schema.json"
+    table.to_csv(data, index=False)
+    schema.write_text(json.dumps(SPEC))
+    return data, schema
+
+
+@pytest.mark.parametrize("mechanism", ["mst", "aim", "mwem"])
+def test_the_bins_are_learnt_and_paid_for_on_one_ledger(files, tmp_path, capsys, mechanism):
+    data, schema = files
+    out, ledger, model = tmp_path / "s.csv", tmp_path / "ledger.json", tmp_path / "m.dpgm"
+    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "1", "--mechanism",
+            mechanism, "--discretize-share", "0.25", "--out", str(out), "--ledger",
+            str(ledger), "--seed", "3", "--save-model", str(model)]
+    if mechanism == "mwem":
+        args += ["--delta", "1e-9"]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    assert "income: " in printed.err and "bin(s) learnt from the data (PrivTree)" in printed.err
+    entries = json.loads(ledger.read_text())["entries"]
+    labels = [e["label"] for e in entries]
+    # the discretisation first (one question per null, in the schema's order), then the
+    # mechanism's own entries
+    assert labels[:5] == ["precision of income", "edges of income", "range of age",
+                          "edges of age", "one-way marginals"][:4] + labels[4:5]
+    learnt = entries[:4]
+    total = sum(e["rho"] for e in entries)
+    # a quarter of rho went to the four questions, equally; everything adds up to the budget
+    assert sum(e["rho"] for e in learnt) == pytest.approx(0.25 * total, rel=1e-6)
+    assert "privacy spent: epsilon=1 delta=1e-09" in printed.out
+    synthetic = pd.read_csv(out)
+    assert synthetic["income"].between(0, 300_000).all()
+    saved = dpgm.load(model)
+    assert saved.release.ledger == json.loads(ledger.read_text())  # the whole run's ledger
+    assert isinstance(saved.schema.columns["income"].coarse_edges, np.ndarray)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--discretize-share", "0"], "strictly between 0 and 1"),
+    (["--discretize-share", "1"], "strictly between 0 and 1"),
+    (["--discretize-share", "0.1", "--engine", "duckdb"], "reads the table in memory"),
+    (["--discretize-share", "0.1", "--given", "age=40"], "'age' has no public bounds"),
+])
+def test_public_failures_come_before_the_data_are_read(files, tmp_path, capsys, extra,
+                                                       message):
+    _, schema = files
+    args = ["synth", str(tmp_path / "absent.csv"), "--schema", str(schema), "--epsilon",
+            "1", "--out", str(tmp_path / "s.csv"), *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "absent.csv" not in err
+
+
+def test_a_schema_with_nothing_numeric_to_learn_is_refused(files, tmp_path, capsys):
+    data, schema = files
+    done = {"columns": {"job": {"kind": "categorical", "labels": ["a", "b", "c"]}}}
+    schema.write_text(json.dumps(done))
+    assert main(["synth", str(tmp_path / "absent.csv"), "--schema", str(schema), "--epsilon",
+                 "1", "--discretize-share", "0.1", "--out", str(tmp_path / "s.csv")]) == 2
+    assert "leaves nothing numeric to learn" in capsys.readouterr().err
+    unlabelled = {"columns": {"job": {"kind": "categorical", "labels": None},
+                              "age": {"kind": "numeric", "lower": 0, "upper": 100,
+                                      "bins": None}}}
+    schema.write_text(json.dumps(unlabelled))
+    assert main(["synth", str(tmp_path / "absent.csv"), "--schema", str(schema), "--epsilon",
+                 "1", "--discretize-share", "0.1", "--out", str(tmp_path / "s.csv")]) == 2
+    assert "'job' has no labels" in capsys.readouterr().err
