@@ -95,3 +95,29 @@ def test_a_schema_with_nothing_numeric_to_learn_is_refused(files, tmp_path, caps
     assert main(["synth", str(tmp_path / "absent.csv"), "--schema", str(schema), "--epsilon",
                  "1", "--discretize-share", "0.1", "--out", str(tmp_path / "s.csv")]) == 2
     assert "'job' has no labels" in capsys.readouterr().err
+
+
+def test_resolutions_too_fine_for_memory_are_refused_before_reading(tmp_path, capsys):
+    schema = tmp_path / "fine.json"
+    schema.write_text(json.dumps({"columns": {
+        "x": {"kind": "numeric", "lower": 0, "upper": 1, "bins": 1000, "refine": 100},
+        "y": {"kind": "categorical", "labels": ["a", "b"]}}}))
+    assert main(["synth", str(tmp_path / "absent.csv"), "--schema", str(schema), "--epsilon",
+                 "1", "--mechanism", "aim", "--max-memory", "1MB",
+                 "--out", str(tmp_path / "s.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "--max-memory" in err and "absent.csv" not in err
+
+
+def test_a_column_of_one_value_is_learnt_without_failing(tmp_path, capsys):
+    data = tmp_path / "one.csv"
+    pd.DataFrame({"x": [0.5] * 200, "y": ["a", "b"] * 100}).to_csv(data, index=False)
+    schema = tmp_path / "one.json"
+    schema.write_text(json.dumps({"columns": {
+        "x": {"kind": "numeric", "lower": 0, "upper": 1, "bins": None, "integer": None,
+              "decimals": None},
+        "y": {"kind": "categorical", "labels": ["a", "b"]}}}))
+    out = tmp_path / "s.csv"
+    assert main(["synth", str(data), "--schema", str(schema), "--epsilon", "3",
+                 "--discretize-share", "0.3", "--out", str(out), "--seed", "0"]) == 0
+    assert pd.read_csv(out)["x"].between(0, 1).all()
