@@ -17,13 +17,14 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p demo-output
-	$(BIN)/dpgm synth $(DATA)/penguins.csv --schema $(DATA)/penguins-schema.json \
-		--mechanism aim --epsilon 1 --out demo-output/penguins-synth.csv \
-		--ledger demo-output/ledger.json --force
-	$(BIN)/dpgm evaluate $(DATA)/penguins.csv demo-output/penguins-synth.csv \
-		--schema $(DATA)/penguins-schema.json --ways 1 2 \
+	$(BIN)/dpgm synth $(DATA)/diamonds.csv.gz --schema $(DATA)/diamonds-schema.json \
+		--mechanism mst --epsilon 1 --discretize-share 0.1 \
+		--out demo-output/diamonds-synth.csv --ledger demo-output/ledger.json \
+		--save-model demo-output/diamonds.dpgm --force
+	$(BIN)/dpgm evaluate $(DATA)/diamonds.csv.gz demo-output/diamonds-synth.csv \
+		--schema $(DATA)/diamonds-schema.json --ways 1 2 \
 		--report demo-output/report --ledger demo-output/ledger.json --force
-	head -5 demo-output/penguins-synth.csv
+	head -5 demo-output/diamonds-synth.csv
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

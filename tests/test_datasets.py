@@ -88,3 +88,19 @@ def test_the_shipped_pairs_workload_lists_the_benchmark_pairs():
     assert workload.check(load("adult").domain).cliques == [
         load("adult").domain.canonical(p) for p in ADULT_PAIRS
     ]
+
+
+def test_the_diamonds_table_and_its_schema():
+    """The demo's table: 53,940 raw rows, every value read by the public schema (its grades
+    are the GIA ones: no value falls outside them), its bins left to learn."""
+    import json
+
+    from dpgm.datasets import diamonds_paths, load_diamonds
+    from dpgm.discover import numeric_questions, stand_in
+
+    frame = load_diamonds()
+    assert frame.shape == (53_940, 10)
+    spec = json.loads(diamonds_paths()[1].read_text())
+    asked = numeric_questions(spec)
+    assert {what for _, what in asked} == {"edges"} and len(asked) == 7
+    stand_in(spec, asked).encode(frame)  # every label known, every number read

@@ -97,5 +97,7 @@ def test_evaluate_prints_numeric_fidelity_and_the_report_shows_it(tmp_path, caps
     assert "  y: KS 0.0000; W1 0.0000" in printed
     assert "mean KS distance over 3 numeric column(s)" in printed
     assert "largest correlation difference over numeric pairs" in printed
+    assert "reading: for a column, the share of records in any set" in printed
+    assert "reading: for a numeric column, the share of records below any value" in printed
     page = (report / "index.html").read_text()
     assert "<h2>Numeric columns</h2>" in page and "KS distance" in page

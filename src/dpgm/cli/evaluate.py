@@ -60,9 +60,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
         tv = np.mean(list(marginal_errors(real, synthetic, workload.cliques).values()))
         print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
-    for ways in args.ways:
-        print(f"mean TV error over all {ways}-way marginals: {mean_tv(real, synthetic, ways):.4f}")
+    errors = {ways: mean_tv(real, synthetic, ways) for ways in args.ways}
+    for ways, error in errors.items():
+        print(f"mean TV error over all {ways}-way marginals: {error:.4f}")
     numeric = _numeric_fidelity(args, schema, engines)
+    _reading(errors, numeric)
     if report is not None:
         from dpgm.report import build_report, write_report
 
@@ -72,6 +74,20 @@ def _evaluate(args: argparse.Namespace) -> int:
         write_report(report, page)
         say(f"wrote the report to {report}")
     return 0
+
+
+def _reading(errors: dict[int, float], numeric) -> None:
+    """The figures above in words (TV: the largest gap in the share of records of any
+    set of cells of a marginal; KS: the largest gap between the two CDFs)."""
+    for ways, error in errors.items():
+        what = "a column" if ways == 1 else f"{ways} columns together"
+        print(f"reading: for {what}, the share of records in any set of their values "
+              f"differs by at most {100 * error:.1f} percentage points between the real "
+              "and synthetic tables, on average (TV)")
+    if numeric is not None:
+        print(f"reading: for a numeric column, the share of records below any value "
+              f"differs by at most {100 * numeric.mean_ks:.1f} percentage points, on "
+              "average (KS)")
 
 
 def _numeric_fidelity(args: argparse.Namespace, schema, engines: list[str]):

