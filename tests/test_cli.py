@@ -245,7 +245,11 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
     lines = captured.out.strip().splitlines()
     assert lines[0] == f"real: {N} records; synthetic: 250 records"
     values = {}
+    readings = [line for line in lines if line.startswith("reading: ")]
+    assert len(readings) == 3  # the figures in words, one line per size
     for line in lines[1:]:
+        if line.startswith("reading: "):
+            continue
         match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\d\.\d{4})", line)
         assert match, line
         values[int(match.group(1))] = float(match.group(2))
@@ -258,7 +262,8 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
         == 0
     )
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and lines[1].startswith("mean TV error over all 3-way marginals: ")
+    assert len(lines) == 3 and lines[1].startswith("mean TV error over all 3-way marginals: ")
+    assert lines[2].startswith("reading: for 3 columns together")
     assert math.isclose(float(lines[1].split()[-1]), mean_tv(real, synthetic, 3), abs_tol=5e-5)
 
 
