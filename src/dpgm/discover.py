@@ -227,9 +227,11 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
                 lower, upper = math.floor(lower), math.ceil(upper)
             if upper <= lower:  # a range learnt empty
                 upper = lower + 1.0
-            column["lower"], column["upper"] = _round_plain(lower), _round_plain(upper)
             unit = 1.0 if column.get("integer") else (
                 10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+            # room for the sub-bins asked for; public bounds were checked before reading
+            upper = max(upper, lower + unit * (column.get("refine") or 1))
+            column["lower"], column["upper"] = _round_plain(lower), _round_plain(upper)
             tree = privtree(data, float(column["lower"]), float(column["upper"]), share,
                             budget, noise, f"edges of {name}", smallest=unit)
             column["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), column)
@@ -278,10 +280,19 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         unknown = sorted(set(pattern) - set(trial["columns"]))
         if unknown:
             raise DomainError(f"constraint {dict(pattern)} names no column {unknown[0]!r}")
+    for name, what in asked:  # public bounds too narrow for the sub-bins asked for
+        column = spec["columns"][name]
+        if what != "edges" or column.get("lower") is None or column.get("upper") is None:
+            continue
+        unit = 1.0 if column.get("integer") else (
+            10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+        if float(column["upper"]) - float(column["lower"]) < unit * (column.get("refine") or 1):
+            raise DomainError(f"column {name!r}: its bounds are narrower than "
+                              f"{column.get('refine')} sub-bins of its precision; refine less")
     for name, what in asked:
         column = trial["columns"][name]
         if what == "edges":
-            column["bins"] = DEFAULT_BINS
+            column["bins"] = 1  # one bin: whatever the count learnt, the checks of a bin
         if what in ("precision", "edges"):
             continue
         if what == "labels":
@@ -344,7 +355,17 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
     inner = np.unique(inner[(inner > float(lower)) & (inner < float(upper))])
     if column.get("integer"):  # a bin [a, b) of whole numbers needs b − a ≥ 1
         inner = inner[inner >= math.ceil(float(lower)) + 1]
-    return [lower, *(_round_plain(e) for e in inner), upper]
+    # each bin wide enough for the sub-bins a schema asks for (refine given), each at
+    # least one unit of the grid: edges too close to the last one kept are dropped
+    unit = 1.0 if column.get("integer") else (
+        10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+    width = unit * (column.get("refine") or 1) * (1 - 1e-9)
+    kept, last = [], float(lower)
+    for edge in inner:
+        if edge - last >= width and float(upper) - edge >= width:
+            kept.append(edge)
+            last = edge
+    return [lower, *(_round_plain(e) for e in kept), upper]
 
 
 def _refine_for(column: Mapping[str, Any]) -> int:

@@ -87,3 +87,30 @@ def test_a_refined_model_round_trips_through_its_file(table, tmp_path):
     pd.testing.assert_frame_equal(loaded.synthetic_data(50, rng=3, given={"job": "b"}),
                                   model.synthetic_data(50, rng=3, given={"job": "b"}))
     assert loaded.describe()["refined (sub-bins per bin)"] == {"income": 8}
+
+
+@pytest.mark.parametrize("mechanism", [AIM, MST])
+def test_a_refined_attribute_is_measured_on_its_own_at_the_fine_level(table, mechanism):
+    """Its 'one-way' is the pair of its bin and place (sensitivity 1, like any marginal);
+    its place is never measured alone, and pairs with other columns use the bins."""
+    fitter = mechanism(1.0)
+    fitter.fit(table, rng=0, schema=Schema.from_json(SPEC))
+    cliques = [m.clique for m in fitter.measurements]
+    fine = FINE.format("income")
+    assert ("income", fine) in cliques and (fine,) not in cliques
+    assert all(c == ("income", fine) or fine not in c for c in cliques)
+
+
+def test_learnt_bins_leave_room_for_the_sub_bins_asked_for():
+    from dpgm.discover import discover, numeric_questions
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"v": np.round(rng.normal(5, 0.05, 5000), 2)})
+    spec = {"columns": {"v": {"kind": "numeric", "lower": 0, "upper": 10, "bins": None,
+                              "decimals": 2, "refine": 8}}}
+    schema, _ = discover(frame, spec, epsilon=5.0, rng=0)  # dense data, narrow leaves
+    assert np.diff(schema.columns["v"].coarse_edges).min() >= 8 * 0.01 * (1 - 1e-9)
+    narrow = {"columns": {"v": {"kind": "numeric", "lower": 0, "upper": 3, "bins": None,
+                                "integer": True, "refine": 8}}}
+    with pytest.raises(DomainError, match="narrower than 8 sub-bins"):
+        numeric_questions(narrow)  # public bounds: refused before any data are read

@@ -209,7 +209,8 @@ class AIM(Mechanism):
     def plan(self, domain: Domain, workload: Workload) -> None:
         """Rounds, candidates and the memory of their true marginals (public facts)."""
         super().plan(domain, workload)
-        d = len(domain)
+        singles = self.one_way_cliques(domain)  # a refined attribute's at its fine level
+        d = len(singles)
         rounds = 16 * d if self.rounds is None else self.rounds
         if rounds < d:
             raise ParameterError(
@@ -237,7 +238,8 @@ class AIM(Mechanism):
         self.timings = clock.seconds
         candidates = self.candidates(domain, workload)
         dropped = len(downward_closure(domain, workload.cliques)) - len(candidates)
-        d = len(domain)
+        singles = self.one_way_cliques(domain)  # a refined attribute's at its fine level
+        d = len(singles)
         rounds = 16 * d if self.rounds is None else self.rounds
         rho, alpha = budget.total, self.alpha
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
@@ -247,7 +249,7 @@ class AIM(Mechanism):
 
         one_way = measure_marginals(
             data,
-            [(a,) for a in domain],
+            singles,
             rho=d / (2.0 * sigma**2),
             budget=budget,
             rng=randomness.noise,

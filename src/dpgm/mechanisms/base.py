@@ -202,7 +202,7 @@ class Mechanism:
                     raise DomainError("the Dataset's domain is not the schema's")
             if refinement is not None:  # measured on the split domain
                 data, forbidden = refinement.apply(data), refinement.forbidden(forbidden)
-            self.schema, self.zeros = schema, forbidden
+            self.schema, self.zeros, self.refined = schema, forbidden, refinement
             self.budget = self.new_budget()
             result = self._fit(data, workload, randomness)
         if isinstance(result, MarkovRandomField):
@@ -290,6 +290,8 @@ class Mechanism:
         self.result: Model | Dataset | None = None
         self.schema: Schema | None = None
         self.zeros: list[Forbidden] = []
+        #: the refinement the last fit measured through (None: one resolution)
+        self.refined: Refinement | None = None
 
     def workload_for(self, domain: Domain, workload: WorkloadLike | None) -> Workload:
         """The workload checked against the domain; None: all 2-way marginals."""
@@ -343,15 +345,23 @@ class Mechanism:
         self.plan(domain, checked)
         return checked
 
+    def one_way_cliques(self, domain: Domain) -> list[tuple[str, ...]]:
+        """The marginal that measures each attribute on its own: its one-way marginal, or
+        for a refined attribute the pair of its bin and place (its fine one-way)."""
+        refined = self.refined
+        if refined is None or domain != refined.split:
+            return [(a,) for a in domain]
+        return [refined.digits((a,)) for a in refined.domain.attrs]
+
     def refinement(self, domain: Domain, refine: Mapping[str, int] | None
                    ) -> Refinement | None:
         """The refinement ``fit`` measures through: None where nothing is refined or the
         mechanism measures at one resolution (:attr:`refines`)."""
-        if not refine or not self.refines:
-            return None
-        if isinstance(refine, bool) or not isinstance(refine, Mapping):
+        if refine is not None and not isinstance(refine, Mapping):
             raise ParameterError(f"refine must be {{attribute: sub-bins per bin}}, got "
                                  f"{refine!r}")
+        if not refine or not self.refines:
+            return None
         return Refinement(domain, {a: integer(f"refine[{a!r}]", f, least=2)
                                    for a, f in refine.items()})
 

@@ -88,19 +88,23 @@ class MST(Mechanism):
         # single attribute there is nothing to select and the one-way marginals get it all
         third = budget.total / 3.0 if len(domain) > 1 else budget.total
 
+        singles = self.one_way_cliques(domain)  # a refined attribute's at its fine level
         one_way = measure_marginals(
             data,
-            [(a,) for a in domain],
+            singles,
             rho=third,
             budget=budget,
             rng=randomness.noise,
             label="one-way marginals",
         )
         self._say(f"measured {len(one_way)} one-way marginals (rho={third:.4g})")
+        joint = [m for m in one_way if len(m.clique) > 1]  # fine one-ways: kept whole
         if self.compress:
             compression, one_way = DomainCompression.from_one_way(
-                domain, one_way, keep={a for f in self.zeros for a in f.attrs}
-            )
+                domain, [m for m in one_way if len(m.clique) == 1],
+                keep={a for f in self.zeros for a in f.attrs} | {a for m in joint
+                                                                  for a in m.clique})
+            one_way += joint
         else:
             compression = DomainCompression(
                 domain, domain, {a: np.arange(domain[a]) for a in domain}
@@ -159,7 +163,10 @@ class MST(Mechanism):
         domain (public, given the noisy one-way answers) and the pairs already chosen.
         """
         domain = data.domain
-        attrs = domain.attrs
+        # each attribute measured on its own is one node (a refined one's bin and place
+        # together, joined from the start); pairs join the nodes' first attributes
+        singles = self.one_way_cliques(domain)
+        attrs = tuple(clique[0] for clique in singles)
         rounds = len(attrs) - 1
         if rounds < 1:
             return []
@@ -174,7 +181,7 @@ class MST(Mechanism):
         }
         epsilon = math.sqrt(8.0 * rho / rounds)  # each round costs ε²/8 of the ρ given
         components = nx.utils.UnionFind(attrs)
-        room = DEFAULT_MAX_CELLS - sum(domain[a] for a in attrs)
+        room = DEFAULT_MAX_CELLS - sum(domain.size(c) for c in singles)
         chosen = []
         for _ in range(rounds):
             open_pairs = [

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 KIND_CHOICES = "categorical | numeric | datetime"
 DEFAULT_BINS = 10
 #: the most bins ``dpgm schema discover`` learns for a numeric column whose bins are null
-LEARNT_BINS = 32
+LEARNT_BINS = 16
 #: the sub-bins per learnt bin where ``refine`` is null (fewer where a bin of whole
 #: numbers holds fewer): the fine level AIM and MST measure one-way marginals at
 LEARNT_REFINE = 8
