@@ -208,3 +208,15 @@ def test_yaml_needs_pyyaml_and_says_so(tmp_path, monkeypatch):
     block_import(monkeypatch, "yaml")
     with pytest.raises(DomainError, match="needs PyYAML"):
         Schema.load(path)
+
+
+def test_close_numeric_edges_get_labels_that_tell_them_apart():
+    """Learnt edges cut into sub-bins can lie closer than six significant digits show:
+    the labels take as many digits as they need (a repeated label would be refused)."""
+    spec = {"columns": {"v": {"kind": "numeric", "lower": 3, "upper": 4,
+                              "bins": [3, 3.25810, 3.25813, 4], "refine": 8}}}
+    schema = Schema.from_json(spec)
+    labels = schema.domain.labels["v"]
+    assert len(set(labels)) == len(labels) == 24
+    assert Schema.from_json({"columns": {"w": {"kind": "numeric", "lower": 0, "upper": 1,
+                                               "bins": 4}}}).domain.labels["w"][0] == "[0, 0.25)"

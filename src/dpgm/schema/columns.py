@@ -521,8 +521,18 @@ class Categorical(Column):
         return out
 
 
-def _format(x: float) -> str:
-    return f"{x:g}"
+def _format(x: float, digits: int = 6) -> str:
+    return f"{x:.{digits}g}"
+
+
+def _distinct_labels(make) -> tuple[str, ...]:
+    """``make(digits)``'s labels with the fewest significant digits (6 at least) that
+    write them all apart: close edges (learnt, or cut into sub-bins) need more."""
+    for digits in range(6, 18):
+        labels = make(digits)
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 def _plain_number(x: float) -> int | float:
@@ -645,13 +655,13 @@ class Numeric(Column):
         e = self.edges
         if self.integer:
             first, last = self._whole
-            return tuple(
-                _format(a) if a == b else f"{_format(a)}-{_format(b)}" for a, b in zip(first, last)
-            )
+            return _distinct_labels(lambda k: tuple(
+                _format(a, k) if a == b else f"{_format(a, k)}-{_format(b, k)}"
+                for a, b in zip(first, last)))
         n = len(e) - 1
-        return tuple(
-            f"[{_format(e[i])}, {_format(e[i + 1])}{']' if i == n - 1 else ')'}" for i in range(n)
-        )
+        return _distinct_labels(lambda k: tuple(
+            f"[{_format(e[i], k)}, {_format(e[i + 1], k)}{']' if i == n - 1 else ')'}"
+            for i in range(n)))
 
     def _bin(self, numbers: np.ndarray) -> np.ndarray:
         clipped = np.clip(numbers, self.edges[0], self.edges[-1])
