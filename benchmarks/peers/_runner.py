@@ -1,0 +1,25 @@
+"""What the peer runners share (stdlib only: each runs in its peer's own venv): their
+command line and the peak memory they report."""
+
+import argparse
+import resource
+
+
+def peak_rss_mib() -> float:
+    """The peak resident memory of this process and its children, in MiB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, kids) / 1024.0  # ru_maxrss is in KiB on Linux
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """--data, --spec, --mechanism, --epsilon, --delta, --seed and --out."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--spec", required=True)
+    ap.add_argument("--mechanism", choices=["aim", "mst"], required=True)
+    ap.add_argument("--epsilon", type=float, required=True)
+    ap.add_argument("--delta", type=float, default=1e-9)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    return ap
