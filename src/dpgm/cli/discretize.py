@@ -54,6 +54,8 @@ class Discretization:
                 spec = json.load(handle)
         except json.JSONDecodeError as exc:
             raise DomainError(f"{args.schema}: not valid JSON ({exc})") from None
+        except OSError as exc:
+            raise DomainError(f"{args.schema}: cannot read the schema ({exc.strerror})") from None
         asked = numeric_questions(spec)
         if not asked:
             raise ParameterError(

@@ -142,8 +142,10 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
         data = load_records(args.data, schema, domain, engine, mechanism.max_memory)
     else:
         from dpgm.dataset import read_raw_table
+        from dpgm.privacy.quiet import on_records
 
-        data = read_raw_table(args.data)
+        with on_records():  # no warning raised on the records reaches the user
+            data = read_raw_table(args.data)
     # the number of records is private, and so is the file's size: the engine auto chose
     # from it is not named (the result is the same on every engine)
     say(f"read {args.data}: {len(domain)} attributes"
