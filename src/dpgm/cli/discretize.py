@@ -13,7 +13,6 @@ bounds are public. One ledger holds both parts.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +37,8 @@ class Discretization:
         if share is None:
             return None
         from dpgm.discover import numeric_questions, stand_in
-        from dpgm.errors import DomainError, ParameterError
+        from dpgm.errors import ParameterError
+        from dpgm.schema.schema import read_spec
 
         if not 0 < share < 1:
             raise ParameterError(f"--discretize-share must be strictly between 0 and 1 (a "
@@ -49,13 +49,7 @@ class Discretization:
         if getattr(args, "engine", "numpy") in ("duckdb", "spark"):
             raise ParameterError("--discretize-share reads the table in memory: use --engine "
                                  "numpy, or learn the bins first with dpgm schema discover")
-        try:
-            with open(args.schema) as handle:
-                spec = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise DomainError(f"{args.schema}: not valid JSON ({exc})") from None
-        except OSError as exc:
-            raise DomainError(f"{args.schema}: cannot read the schema ({exc.strerror})") from None
+        spec = read_spec(args.schema)  # nulls kept: they name what to learn
         asked = numeric_questions(spec)
         if not asked:
             raise ParameterError(

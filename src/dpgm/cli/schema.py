@@ -30,25 +30,17 @@ def _schema_draft(args: argparse.Namespace) -> int:
 
 
 def _schema_discover(args: argparse.Namespace) -> int:
-    import json
-
     from dpgm.dataset import read_raw_table
     from dpgm.discover import discover, questions
-    from dpgm.errors import DomainError
     from dpgm.privacy.policy import check_delta, check_epsilon
+    from dpgm.schema.schema import read_spec
 
     check_epsilon(args.epsilon)
     check_delta(args.delta)
     # --out may be the draft itself (with --force): the draft is read whole first, and the
     # schema replaces it only once written completely (atomically)
     out = prepare_outputs(args, (args.data,), ("out",))["out"]
-    try:
-        with open(args.schema) as handle:
-            spec = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise DomainError(f"{args.schema}: not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise DomainError(f"{args.schema}: cannot read the draft ({exc.strerror})") from None
+    spec = read_spec(args.schema)  # the draft, read whole before anything is written
     asked = questions(spec)  # a draft that cannot be completed fails here, unread
     if not asked:
         say(f"{args.schema} needs nothing learnt: no data read, nothing spent")

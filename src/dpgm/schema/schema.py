@@ -205,24 +205,7 @@ class Schema:
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Schema:
         """A schema from a JSON file (or YAML, ``.yaml``/``.yml``, with PyYAML installed)."""
-        text = Path(path).read_text()
-        if str(path).endswith((".yaml", ".yml")):
-            try:
-                import yaml
-            except ImportError:
-                raise DomainError(
-                    f"{path}: reading YAML needs PyYAML (pip install pyyaml); "
-                    "or write the schema as JSON"
-                ) from None
-            try:
-                spec = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise DomainError(f"{path}: not valid YAML ({exc})") from None
-        else:
-            try:
-                spec = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DomainError(f"{path}: not valid JSON ({exc})") from None
+        spec = read_spec(path)
         try:
             return cls.from_json(spec)
         except DomainError as exc:
@@ -242,6 +225,28 @@ class Schema:
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}: {c.kind}[{c.size}]" for n, c in self.columns.items())
         return f"Schema({inner})"
+
+
+def read_spec(path: str | PathLike[str]) -> Any:
+    """The text of a schema file as JSON values, nulls kept (a draft's are to be filled):
+    JSON, or YAML (``.yaml``/``.yml``) with PyYAML installed; one-line errors."""
+    text = Path(path).read_text()
+    if str(path).endswith((".yaml", ".yml")):
+        try:
+            import yaml
+        except ImportError:
+            raise DomainError(
+                f"{path}: reading YAML needs PyYAML (pip install pyyaml); "
+                "or write the schema as JSON"
+            ) from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise DomainError(f"{path}: not valid YAML ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DomainError(f"{path}: not valid JSON ({exc})") from None
 
 
 def _weights(values: pd.Series) -> np.ndarray:
