@@ -121,12 +121,16 @@ def numeric_questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What :func:`discretize` learns for ``spec``: the bounds, precision and bins of its
     numeric and datetime columns. A column without labels is refused (partition selection
     is (ε, δ)-DP: learn labels with :func:`discover`), before any data are read."""
-    asked = questions(spec)
+    asked = _numeric_only(questions(spec))
+    _filled(spec, asked)  # rehearsed: what cannot hold fails here, unread
+    return asked
+
+
+def _numeric_only(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
     unlabelled = [name for name, what in asked if what == "labels"]
     if unlabelled:
         raise DomainError(f"column {unlabelled[0]!r} has no labels: list them, or learn them "
                           "with dpgm schema discover (bins are learnt here, labels there)")
-    _rehearse(_filled(spec, asked), asked)
     return asked
 
 
@@ -155,7 +159,7 @@ def discretize(frame: pd.DataFrame, spec: Mapping[str, Any], budget: PrivacyBudg
     """The schema ``spec`` with the bounds, precision and bins of its numeric and datetime
     columns learnt privately (:func:`numeric_questions`), each question ε-DP at
     ``epsilon``, charged to ``budget`` (a zCDP budget records each as ρ = ε²/2)."""
-    asked = numeric_questions(spec)
+    asked = _numeric_only(questions(spec))
     filled = _filled(spec, asked)
     if not asked:
         return Schema.from_json(filled)
@@ -227,8 +231,7 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
                 lower, upper = math.floor(lower), math.ceil(upper)
             if upper <= lower:  # a range learnt empty
                 upper = lower + 1.0
-            unit = 1.0 if column.get("integer") else (
-                10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+            unit = _unit(column)
             # room for the sub-bins asked for; public bounds were checked before reading
             upper = max(upper, lower + unit * (column.get("refine") or 1))
             column["lower"], column["upper"] = _round_plain(lower), _round_plain(upper)
@@ -284,8 +287,7 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         column = spec["columns"][name]
         if what != "edges" or column.get("lower") is None or column.get("upper") is None:
             continue
-        unit = 1.0 if column.get("integer") else (
-            10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+        unit = _unit(column)
         if float(column["upper"]) - float(column["lower"]) < unit * (column.get("refine") or 1):
             raise DomainError(f"column {name!r}: its bounds are narrower than "
                               f"{column.get('refine')} sub-bins of its precision; refine less")
@@ -357,8 +359,7 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
         inner = inner[inner >= math.ceil(float(lower)) + 1]
     # each bin wide enough for the sub-bins a schema asks for (refine given), each at
     # least one unit of the grid: edges too close to the last one kept are dropped
-    unit = 1.0 if column.get("integer") else (
-        10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+    unit = _unit(column)
     width = unit * (column.get("refine") or 1) * (1 - 1e-9)
     kept, last = [], float(lower)
     for edge in inner:
@@ -368,12 +369,18 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
     return [lower, *(_round_plain(e) for e in kept), upper]
 
 
+def _unit(column: Mapping[str, Any]) -> float:
+    """The step of a numeric column's grid: 1 for whole numbers, 10^−decimals, or 0."""
+    if column.get("integer"):
+        return 1.0
+    return 10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0
+
+
 def _refine_for(column: Mapping[str, Any]) -> int:
     """Sub-bins per learnt bin: :data:`LEARNT_REFINE`, or fewer where a bin of whole
     numbers (or of the column's decimals) holds fewer values (post-processing)."""
     widths = np.diff(np.asarray(column["bins"], dtype=np.float64))
-    unit = 1.0 if column.get("integer") else (
-        10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0)
+    unit = _unit(column)
     if unit == 0.0:
         return LEARNT_REFINE
     # a bin [a, b) holds at least floor((b − a)/unit) values of the grid
