@@ -46,9 +46,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         args.max_memory,
     )
     print(NOT_PRIVATE_NOTE, file=sys.stderr)
-    engines = [choose_engine(args, schema, path) for path in (args.real, args.synthetic)]
-    real, synthetic = (load_records(path, schema, domain, engine, args.max_memory)
-                       for path, engine in zip((args.real, args.synthetic), engines))
+    paths = (args.real, args.synthetic)
+    engines = [choose_engine(args, schema, path) for path in paths]
+    frames = _raw_tables(paths, schema, engines)  # read once: counted and compared as numbers
+    if frames is not None:
+        from dpgm.privacy.quiet import on_records
+
+        with on_records():
+            real, synthetic = (schema.encode(frame) for frame in frames)
+    else:
+        real, synthetic = (load_records(path, schema, domain, engine, args.max_memory)
+                           for path, engine in zip(paths, engines))
     for path, data in ((args.real, real), (args.synthetic, synthetic)):
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
@@ -63,7 +71,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     errors = {ways: mean_tv(real, synthetic, ways) for ways in args.ways}
     for ways, error in errors.items():
         print(f"mean TV error over all {ways}-way marginals: {error:.4f}")
-    numeric = _numeric_fidelity(args, schema, engines)
+    numeric = _numeric_fidelity(schema, frames)
     _reading(errors, numeric)
     if report is not None:
         from dpgm.report import build_report, write_report
@@ -90,23 +98,37 @@ def _reading(errors: dict[int, float], numeric) -> None:
               "average (KS)")
 
 
-def _numeric_fidelity(args: argparse.Namespace, schema, engines: list[str]):
+def _has_numbers(schema) -> bool:
+    return schema is not None and any(c.kind in ("numeric", "datetime")
+                                      for c in schema.columns.values())
+
+
+def _raw_tables(paths, schema, engines: list[str]):
+    """Both raw tables in memory, where the schema has numbers to compare in original units
+    and both are counted in memory (else None)."""
+    if not _has_numbers(schema) or set(engines) != {"numpy"}:
+        return None
+    from dpgm.dataset import read_raw_table
+    from dpgm.privacy.quiet import on_records
+
+    with on_records():
+        return [read_raw_table(path) for path in paths]
+
+
+def _numeric_fidelity(schema, frames):
     """KS, W1 and correlations of the schema's numeric and datetime columns, printed (None
     where there are none, or where the tables are counted outside memory)."""
-    if schema is None or not any(c.kind in ("numeric", "datetime")
-                                 for c in schema.columns.values()):
+    if not _has_numbers(schema):
         return None
-    if set(engines) != {"numpy"}:
+    if frames is None:
         say("numeric fidelity (KS, Wasserstein-1, correlations) reads the tables in memory: "
             "run with --engine numpy for it")
         return None
-    from dpgm.dataset import read_raw_table
     from dpgm.evaluation.numeric import numeric_fidelity
     from dpgm.privacy.quiet import on_records
 
     with on_records():
-        numeric = numeric_fidelity(read_raw_table(args.real), read_raw_table(args.synthetic),
-                                   schema)
+        numeric = numeric_fidelity(*frames, schema)
     if not numeric.columns:
         return None
     print("numeric columns (KS distance; Wasserstein-1 over the public range):")
