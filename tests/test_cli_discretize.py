@@ -121,3 +121,51 @@ def test_a_column_of_one_value_is_learnt_without_failing(tmp_path, capsys):
     assert main(["synth", str(data), "--schema", str(schema), "--epsilon", "3",
                  "--discretize-share", "0.3", "--out", str(out), "--seed", "0"]) == 0
     assert pd.read_csv(out)["x"].between(0, 1).all()
+
+
+@pytest.mark.parametrize("command", ["discover", "synth"])
+def test_bins_asked_of_a_categorical_column_are_refused_before_reading(tmp_path, capsys,
+                                                                      command):
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"columns": {
+        "job": {"kind": "categorical", "labels": ["a", "b"], "bins": 8},
+        "age": {"kind": "numeric", "lower": 0, "upper": 100, "bins": None}}}))
+    absent = str(tmp_path / "absent.csv")
+    args = (["schema", "discover", absent, "--schema", str(schema), "--epsilon", "1",
+             "--out", str(tmp_path / "out.json")] if command == "discover" else
+            ["synth", absent, "--schema", str(schema), "--epsilon", "1",
+             "--discretize-share", "0.1", "--out", str(tmp_path / "s.csv")])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "column 'job' (categorical) has no field 'bins'" in err and "absent.csv" not in err
+
+
+def test_dates_get_learnt_bins_too(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 4000
+    days = np.where(rng.random(n) < 0.7, rng.normal(300, 20, n), rng.uniform(0, 700, n))
+    data = tmp_path / "visits.csv"
+    pd.DataFrame({"seen": (pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        np.clip(days, 0, 700).round(), "D")).strftime("%Y-%m-%d"),
+        "ward": rng.choice(list("ab"), n)}).to_csv(data, index=False)
+    schema = tmp_path / "visits.json"
+    schema.write_text(json.dumps({"columns": {
+        "seen": {"kind": "datetime", "lower": "2020-01-01", "upper": "2022-01-01",
+                 "bins": None, "width": None, "refine": None},
+        "ward": {"kind": "categorical", "labels": ["a", "b"]}}}))
+    out, ledger, model = tmp_path / "s.csv", tmp_path / "l.json", tmp_path / "m.dpgm"
+    assert main(["synth", str(data), "--schema", str(schema), "--epsilon", "2",
+                 "--discretize-share", "0.2", "--out", str(out), "--ledger", str(ledger),
+                 "--seed", "0", "--save-model", str(model)]) == 0
+    assert "seen: " in capsys.readouterr().err
+    assert [e["label"] for e in json.loads(ledger.read_text())["entries"]][0] == "edges of seen"
+    seen = dpgm.load(model).schema.columns["seen"]
+    assert seen.width is None and seen.refine > 1
+    # the bins follow the data: narrower around day 300, where most visits are
+    starts = (seen.coarse_edges - seen.coarse_edges[0]) / pd.Timedelta("1D").value
+    widths = np.diff(starts)
+    busy = (starts[:-1] >= 240) & (starts[1:] <= 360)
+    assert busy.any() and widths[busy].mean() < 0.5 * widths[~busy].mean()
+    synthetic = pd.to_datetime(pd.read_csv(out)["seen"])
+    assert synthetic.between("2020-01-01", "2022-01-01").all()
+    assert (synthetic == synthetic.dt.floor("D")).all()

@@ -96,10 +96,11 @@ def test_draft_then_discover(raw, tmp_path, capsys):
     draft.write_text(json.dumps(spec))
     assert main([*discover, "--out", str(out), "--delta", "1e-6", "--seed", "1"]) == 0
     printed = capsys.readouterr()
-    # eleven questions, an equal share each: labels of sex, job, ok and grade; range,
-    # precision and edges of age and paid; range of seen
-    assert "spent on labels of sex: epsilon=0.0909091" in printed.out
-    assert "spent on edges of age: epsilon=0.0909091" in printed.out
+    # twelve questions, an equal share each: labels of sex, job, ok and grade; range,
+    # precision and edges of age and paid; range and edges of seen
+    assert "spent on labels of sex: epsilon=0.0833333" in printed.out
+    assert "spent on edges of age: epsilon=0.0833333" in printed.out
+    assert "spent on edges of seen: epsilon=0.0833333" in printed.out
     assert "privacy spent: epsilon=1 delta=1e-06 (basic composition)" in printed.out
     assert "values too rare to be released are coded 'other'" in printed.err
     learnt = json.loads(out.read_text())["columns"]

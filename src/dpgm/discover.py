@@ -47,7 +47,6 @@ from dpgm.schema.columns import (
 )
 from dpgm.schema.draft import (
     DEFAULT_BINS,
-    DEFAULT_WIDTH,
     KIND_CHOICES,
     LEARNT_BINS,
     LEARNT_REFINE,
@@ -85,8 +84,10 @@ def questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
         if kind == "numeric" and ("integer" in column or "decimals" in column) and \
                 column.get("integer") is None and column.get("decimals") is None:
             asked.append((name, "precision"))
-        if kind == "numeric" and "bins" in column and column["bins"] is None:
+        if kind in ("numeric", "datetime") and "bins" in column and column["bins"] is None \
+                and column.get("width") is None:  # a date's width is equal-width bins
             asked.append((name, "edges"))
+    _filled(spec, asked)  # rehearsed: what cannot hold whatever is learnt fails here, unread
     return asked
 
 
@@ -121,9 +122,7 @@ def numeric_questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What :func:`discretize` learns for ``spec``: the bounds, precision and bins of its
     numeric and datetime columns. A column without labels is refused (partition selection
     is (ε, δ)-DP: learn labels with :func:`discover`), before any data are read."""
-    asked = _numeric_only(questions(spec))
-    _filled(spec, asked)  # rehearsed: what cannot hold fails here, unread
-    return asked
+    return _numeric_only(questions(spec))
 
 
 def _numeric_only(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -147,6 +146,13 @@ def stand_in(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> Schema:
             column["lower"] = 0 if column.get("lower") is None else column["lower"]
             column["upper"] = (float(column["lower"]) + 1e6 if column.get("upper") is None
                                else column["upper"])
+        elif what == "edges" and column["kind"] == "datetime":
+            refine = column["refine"] = column.get("refine") or LEARNT_REFINE
+            first, last = _day_bounds(column)
+            last = max(last, first + LEARNT_BINS * refine)
+            column["bins"] = [_date(d) for d in np.linspace(first, last, LEARNT_BINS + 1)
+                              .round().astype(np.int64)]
+            column["lower"] = column["upper"] = column["width"] = None
         elif what == "edges":
             column["bins"] = LEARNT_BINS
             column["refine"] = column.get("refine") or LEARNT_REFINE
@@ -169,14 +175,9 @@ def discretize(frame: pd.DataFrame, spec: Mapping[str, Any], budget: PrivacyBudg
 
 
 def _filled(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> dict[str, Any]:
-    """A copy of ``spec`` to fill: no note, and the draft's width for a date learnt
-    without one."""
+    """A copy of ``spec`` to fill (no note), checked to be completable."""
     filled = copy.deepcopy(dict(spec))
     filled.pop("note", None)
-    for name, _ in asked:
-        if filled["columns"][name]["kind"] == "datetime" and \
-                filled["columns"][name].get("width") is None:
-            filled["columns"][name]["width"] = DEFAULT_WIDTH
     _rehearse(filled, asked)
     return filled
 
@@ -225,21 +226,31 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
                 column["decimals"] = places
             continue
         if what == "edges":
+            # dates are binned on whole days (their values are read as days since 1970)
+            grid = (dict(column, lower=None, upper=None, integer=True, decimals=None)
+                    if column["kind"] == "datetime" else column)
             # the bounds as the end of the run would leave them, so that the edges meet them
-            lower, upper = float(column["lower"]), float(column["upper"])
-            if column.get("integer"):
+            if column["kind"] == "datetime":
+                lower, upper = _day_bounds(column)
+            else:
+                lower, upper = float(column["lower"]), float(column["upper"])
+            if grid.get("integer"):
                 lower, upper = math.floor(lower), math.ceil(upper)
             if upper <= lower:  # a range learnt empty
                 upper = lower + 1.0
-            unit = _unit(column)
+            unit = _unit(grid)
             # room for the sub-bins asked for; public bounds were checked before reading
             upper = max(upper, lower + unit * (column.get("refine") or 1))
-            column["lower"], column["upper"] = _round_plain(lower), _round_plain(upper)
-            tree = privtree(data, float(column["lower"]), float(column["upper"]), share,
+            grid["lower"], grid["upper"] = _round_plain(lower), _round_plain(upper)
+            tree = privtree(data, float(grid["lower"]), float(grid["upper"]), share,
                             budget, noise, f"edges of {name}", smallest=unit)
-            column["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), column)
+            grid["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), grid)
             if column.get("refine") is None:
-                column["refine"] = _refine_for(column)
+                column["refine"] = _refine_for(grid)
+            if column["kind"] == "datetime":
+                column["bins"] = [_date(d) for d in grid["bins"]]
+                column["lower"], column["upper"] = column["bins"][0], column["bins"][-1]
+                column["width"] = None
             continue
         label = f"range of {name}"
         if column["kind"] == "datetime":
@@ -288,12 +299,17 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         if what != "edges" or column.get("lower") is None or column.get("upper") is None:
             continue
         unit = _unit(column)
-        if float(column["upper"]) - float(column["lower"]) < unit * (column.get("refine") or 1):
+        lower, upper = (_day_bounds(column) if column["kind"] == "datetime" else
+                        (float(column["lower"]), float(column["upper"])))
+        if upper - lower < unit * (column.get("refine") or 1):
             raise DomainError(f"column {name!r}: its bounds are narrower than "
                               f"{column.get('refine')} sub-bins of its precision; refine less")
     for name, what in asked:
         column = trial["columns"][name]
-        if what == "edges":
+        if what == "edges" and column["kind"] == "datetime":
+            # bins of exactly the sub-bins asked for: the checks of a bin, in whole days
+            column["bins"], column["width"] = None, f"{column.get('refine') or 1}D"
+        elif what == "edges":
             column["bins"] = 1  # one bin: whatever the count learnt, the checks of a bin
         if what in ("precision", "edges"):
             continue
@@ -370,8 +386,9 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
 
 
 def _unit(column: Mapping[str, Any]) -> float:
-    """The step of a numeric column's grid: 1 for whole numbers, 10^−decimals, or 0."""
-    if column.get("integer"):
+    """The step of a column's grid: 1 for whole numbers and dates (days), 10^−decimals,
+    or 0."""
+    if column.get("integer") or column.get("kind") == "datetime":
         return 1.0
     return 10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0
 
@@ -512,6 +529,20 @@ def _days(values: pd.Series, fmt: object, name: str) -> np.ndarray:
         raise DataError(f"column {name!r} is declared datetime but holds a value that is not "
                         "a date in its format")
     return (micros // 86_400_000_000).astype(np.float64)
+
+
+def _day_bounds(column: Mapping[str, Any]) -> tuple[int, int]:
+    """A date column's bounds in days since 1970, outwards to whole days (a stand-in range
+    where one is not known yet)."""
+    lower = np.datetime64(column.get("lower") or FIRST_MONTH + "-01")
+    upper = np.datetime64(column.get("upper") or LAST_MONTH + "-01")
+    first = int(lower.astype("datetime64[D]").astype(np.int64))
+    last = upper.astype("datetime64[D]")
+    return first, int(last.astype(np.int64)) + int(last != upper)
+
+
+def _date(days: float) -> str:
+    return str(np.datetime64(int(days), "D"))
 
 
 def _month_edges() -> np.ndarray:

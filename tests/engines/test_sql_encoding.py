@@ -25,6 +25,9 @@ SCHEMA = Schema.from_json({"columns": {
     "age": {"kind": "numeric", "lower": 0, "upper": 90, "bins": 9, "integer": True},
     "when": {"kind": "datetime", "lower": "2020-01-01", "upper": "2020-03-01",
              "width": "7D", "nullable": True},
+    # edges of its own, as discover learns them, each bin cut in two on whole days
+    "seen": {"kind": "datetime", "bins": ["2020-01-01", "2020-01-15", "2020-01-20",
+                                          "2020-03-01"], "refine": 2, "nullable": True},
 }})
 
 
@@ -56,6 +59,7 @@ def raw_frame(n: int, seed: int) -> pd.DataFrame:
         "score": score,
         "age": rng.integers(-10, 120, size=n),
         "when": times.where(rng.random(n) > 0.05),
+        "seen": times.where(rng.random(n) > 0.05),
         "w": rng.uniform(0, 1, size=n),
     })
 

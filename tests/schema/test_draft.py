@@ -57,7 +57,9 @@ def test_a_dataframe_draft_depends_on_dtypes_alone():
     # every optional field of the kind is listed, null where it is to be filled
     assert columns["x"]["integer"] is None and columns["x"]["decimals"] is None
     assert columns["s"]["other"] is None and columns["s"]["dtype"] is None
-    assert columns["d"]["format"] is None and columns["d"]["width"] == "30D"
+    # a date's bins are learnt where both bins and width stay null
+    assert columns["d"]["format"] is None and columns["d"]["width"] is None
+    assert columns["d"]["bins"] is None and columns["d"]["refine"] is None
     assert columns["s"]["kind"] == "categorical" and columns["s"]["labels"] is None
     assert columns["b"]["labels"] == [False, True]  # public: the values of a boolean
     assert columns["d"]["kind"] == "datetime"
@@ -94,7 +96,7 @@ def test_discovery_fills_the_draft_and_charges_the_ledger():
     assert budget.spent_epsilon_delta() == pytest.approx((2.0, 1e-6))
     assert [e.label for e in budget.ledger] == [
         "labels of species", "range of mass", "precision of mass", "edges of mass",
-        "range of day",
+        "range of day", "edges of day",
     ]
     assert schema.columns["species"].given == ("Adelie", "Chinstrap", "Gentoo")
     assert schema.columns["species"].other == "other"  # learnt labels: the rest is "other"
@@ -111,6 +113,11 @@ def test_discovery_fills_the_draft_and_charges_the_ledger():
     assert widths[middle].mean() < 0.5 * widths[~middle].mean()
     day = schema.columns["day"]
     assert day.lower <= pd.Timestamp("2008-02-01") and day.upper >= pd.Timestamp("2009-10-01")
+    # dates too: learnt edges on whole days, each bin cut into whole-day sub-bins
+    assert day.width is None and len(day.coarse_edges) - 1 <= LEARNT_BINS
+    assert not (day.edges % pd.Timedelta("1D").value).any()
+    assert day.refine == min(LEARNT_REFINE, int(np.diff(day.coarse_edges).min()
+                                                // pd.Timedelta("1D").value))
     schema.encode(frame)  # the discovered schema codes the table
 
 

@@ -12,6 +12,7 @@ from schema_helpers import SPEC, block_import, raw_table
 from dpgm import Dataset
 from dpgm.errors import DataError, DataWarning, DomainError
 from dpgm.schema import Categorical, Datetime, Numeric, Schema
+from dpgm.schema.columns import column_from_json
 
 
 @pytest.fixture
@@ -168,6 +169,36 @@ def test_datetime_decode_floors_to_days_inside_the_bin():
     assert (back == back.dt.floor("D")).all()
     assert (column.encode(back) == codes).all()
     assert codes[2] == 0  # clipped to the first bin
+
+
+def test_dates_between_edges_of_their_own_are_cut_on_whole_days():
+    column = Datetime("d", bins=["2020-01-01", "2020-01-20", "2020-03-01"], refine=3)
+    day = pd.Timedelta("1D").value
+    # 19 days in three sub-bins of 6, 6 and 7 whole days; 41 days in 13, 14 and 14
+    assert list(np.diff(column.edges) // day) == [6, 6, 7, 13, 14, 14]
+    assert column.size == 6 and len(column.coarse_edges) == 3 and column.width is None
+    assert column.values_labels[:2] == ("2020-01-01", "2020-01-07")
+    assert column_from_json("d", column.to_json()) == column  # the edges, not a width
+    assert column.to_json()["bins"] == ["2020-01-01", "2020-01-20", "2020-03-01"]
+    codes = np.repeat(np.arange(6), 100)
+    back = column.decode(codes, np.random.default_rng(0))
+    assert (back == back.dt.floor("D")).all() and (column.encode(back) == codes).all()
+    for bad, needle in [
+        (dict(bins=["2020-01-01", "2020-01-03"], refine=3), "fewer than 3 steps"),
+        (dict(bins=["2020-01-01", "2020-01-03"], width="1D"), "not both"),
+        (dict(bins=["2020-01-05", "2020-01-03"]), "increasing"),
+        (dict(bins=["2020-01-01", "2020-01-03"], lower="2019-01-01"), "lower differs"),
+        (dict(bins="2020-01-01"), "list of at least two dates"),
+    ]:
+        with pytest.raises(DomainError, match=needle):
+            Datetime("d", **bad)
+
+
+def test_a_field_of_another_kind_is_named_in_the_error():
+    with pytest.raises(DomainError, match="column 'c' \\(categorical\\) has no field 'bins'"):
+        column_from_json("c", {"kind": "categorical", "labels": ["a"], "bins": 8})
+    # a null there is a draft's field left unfilled: ignored
+    assert column_from_json("c", {"kind": "categorical", "labels": ["a"], "bins": None})
 
 
 def test_decimals_round_decoded_numbers_inside_their_bins():

@@ -93,7 +93,11 @@ class Discretization:
         rng = None if seed is None else seed + 1_000_003
         schema = discretize(frame, self.spec, budget, epsilon, rng=rng)
         for name in dict.fromkeys(name for name, what in self.asked if what == "edges"):
-            column = schema.columns[name]
-            say(f"{name}: {len(column.coarse_edges) - 1} bin(s) learnt from the data "
-                f"(PrivTree){f', each cut in {column.refine}' if column.refine > 1 else ''}")
+            say_bins(name, schema.columns[name])
         return schema
+
+
+def say_bins(name: str, column) -> None:
+    """Say how many bins were learnt for ``column`` (a count: paid for)."""
+    say(f"{name}: {len(column.coarse_edges) - 1} bin(s) learnt from the data (PrivTree)"
+        f"{f', each cut in {column.refine}' if column.refine > 1 else ''}")

@@ -30,6 +30,7 @@ def _schema_draft(args: argparse.Namespace) -> int:
 
 
 def _schema_discover(args: argparse.Namespace) -> int:
+    from dpgm.cli.discretize import say_bins
     from dpgm.dataset import read_raw_table
     from dpgm.discover import discover, questions
     from dpgm.privacy.policy import check_delta, check_epsilon
@@ -54,7 +55,7 @@ def _schema_discover(args: argparse.Namespace) -> int:
             say(f"{name}: {len(column.given)} label(s) released; values too rare to be "
                 f"released are coded {column.other!r}")
         elif what == "edges":
-            say(f"{name}: {len(column.edges) - 1} bin(s) learnt from the data (PrivTree)")
+            say_bins(name, column)
         elif what == "precision":
             written = ("whole numbers" if column.integer else
                        f"{column.decimals} decimal(s)" if column.decimals is not None else

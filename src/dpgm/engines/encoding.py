@@ -85,7 +85,8 @@ def check_encodable(schema: Schema) -> None:
         raise DataError(f"schema must be a dpgm.Schema, got {type(schema).__name__}")
     for column in schema.columns.values():
         if isinstance(column, Datetime) and (
-                (column.edges % 1000).any() or column.width.value % 1000):
+                (column.edges % 1000).any()
+                or (column.width is not None and column.width.value % 1000)):
             raise DomainError(f"column {column.name!r}: the SQL engines bin dates to the "
                               "microsecond; give bounds and a width in whole microseconds")
 
@@ -278,10 +279,15 @@ def _datetime(column: Datetime, v: Values, kind: str, dialect: Dialect) -> str:
     else:  # numbers, booleans and times with a zone have no date code
         return "NULL"
     edges = column.edges // 1000
-    low, high, width = int(edges[0]), int(edges[-1]), int(column.width.value // 1000)
+    low, high = int(edges[0]), int(edges[-1])
     micros = dialect.epoch_us.format(time)
     clipped = f"least(greatest({micros}, {low}), {high})"
-    code = f"CAST(least(({clipped} - {low}) {dialect.div} {width}, {len(edges) - 2}) AS INTEGER)"
+    if column.width is None or column.refine > 1:  # edges of their own: compared
+        code = _bins(clipped, [float(e) for e in edges[1:-1]], 0, len(edges) - 2, dialect)
+    else:  # equal widths: one division
+        width = int(column.width.value // 1000)
+        code = (f"CAST(least(({clipped} - {low}) {dialect.div} {width}, {len(edges) - 2}) "
+                "AS INTEGER)")
     # least and greatest skip a NULL: a value that is not a time must stay without a code
     return f"CASE WHEN {time} IS NULL THEN NULL ELSE {code} END"
 

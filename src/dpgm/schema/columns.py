@@ -746,11 +746,15 @@ class Numeric(Column):
 
 
 class Datetime(Column):
-    """Dates and times between public bounds, in bins of a fixed width (``"30D"``, ``"1h"``).
+    """Dates and times between public bounds, in bins of a fixed width (``"30D"``, ``"1h"``;
+    default ``"30D"``) or between given edges (``bins``: increasing dates, the first and
+    last the bounds; as :func:`dpgm.discover.discover` learns them).
 
+    ``refine`` F (default 1) cuts every bin into F sub-bins on the ``resolution`` grid,
+    as for :class:`Numeric`: the fine cells are the codes, the bins the coarse level.
     Values outside the bounds are clipped (see :class:`Numeric`); decoding draws a time
-    uniformly inside its bin and floors it to ``resolution`` (default: a day when the
-    width is a whole number of days, else a second). Times without a time zone.
+    uniformly inside its cell and floors it to ``resolution`` (default: a day when every
+    edge is a whole day, else a second). Times without a time zone.
 
     ``format``: how times are written in text, a strftime format such as ``"%d/%m/%Y"``
     (directives %Y %m %d %H %M %S %f, each at full width); by default ISO 8601. No format
@@ -762,10 +766,12 @@ class Datetime(Column):
     def __init__(
         self,
         name: str,
-        lower: str,
-        upper: str,
-        width: str = "30D",
+        lower: str | None = None,
+        upper: str | None = None,
+        width: str | None = None,
         *,
+        bins: Sequence[str] | None = None,
+        refine: int = 1,
         resolution: str | None = None,
         format: str | None = None,  # noqa: A002 (the schema's word)
         nullable: bool = False,
@@ -774,32 +780,75 @@ class Datetime(Column):
 
         super().__init__(name, nullable)
         self.format = parse.time_format(format, name)
+        if isinstance(refine, bool) or not isinstance(refine, int) or not 1 <= refine <= MAX_BINS:
+            raise DomainError(f"column {name!r}: refine must be a whole number from 1 to "
+                              f"{MAX_BINS:,}")
+        if bins is not None and width is not None:
+            raise DomainError(f"column {name!r}: give bins (the edges) or a width, not both")
         try:
-            lo, hi = pd.Timestamp(lower), pd.Timestamp(upper)
-            step = pd.Timedelta(width)
+            if bins is not None:
+                if isinstance(bins, str) or not isinstance(bins, Sequence) or len(bins) < 2:
+                    raise ValueError("bins must be a list of at least two dates (the edges)")
+                stamps = [pd.Timestamp(b) for b in bins]
+                if any(b <= a for a, b in zip(stamps, stamps[1:])):
+                    raise ValueError("bin edges must be increasing dates")
+                for bound, which, edge in ((lower, "lower", stamps[0]),
+                                           (upper, "upper", stamps[-1])):
+                    if bound is not None and pd.Timestamp(bound) != edge:
+                        raise ValueError(f"{which} differs from the bin edges")
+                lo, hi, step = stamps[0], stamps[-1], None
+            else:
+                if lower is None or upper is None:
+                    raise ValueError("give lower and upper (or the bin edges)")
+                lo, hi = pd.Timestamp(lower), pd.Timestamp(upper)
+                stamps, step = [], pd.Timedelta(width or "30D")
         except (TypeError, ValueError) as exc:
             raise DomainError(f"column {name!r}: {exc}") from None
-        if lo.tzinfo is not None or hi.tzinfo is not None:
+        if any(s.tzinfo is not None for s in (lo, hi, *stamps)):
             raise DomainError(f"column {name!r}: give bounds without a time zone")
-        if not lo < hi or step <= pd.Timedelta(0):
+        if not lo < hi or (step is not None and step <= pd.Timedelta(0)):
             raise DomainError(f"column {name!r}: need lower < upper and a positive width")
-        bins = math.ceil((hi - lo) / step)
-        if bins > MAX_BINS:
-            raise DomainError(f"column {name!r}: {bins:,} bins, over {MAX_BINS:,}; use a wider "
-                              "bin width")
+        if step is not None:
+            count = math.ceil((hi - lo) / step)
+            if count * refine > MAX_BINS:
+                raise DomainError(f"column {name!r}: {count * refine:,} bins, over "
+                                  f"{MAX_BINS:,}; use a wider bin width")
+            coarse = lo.value + step.value * np.arange(count + 1, dtype=np.int64)
+            coarse[-1] = hi.value
+        else:
+            coarse = np.array([s.value for s in stamps], dtype=np.int64)
+            if (len(coarse) - 1) * refine > MAX_BINS:
+                raise DomainError(f"column {name!r}: {len(coarse) - 1:,} bins of {refine} "
+                                  f"sub-bins, over {MAX_BINS:,}; refine less")
         self._given_resolution = resolution
         if resolution is None:
-            resolution = "1D" if step % pd.Timedelta("1D") == pd.Timedelta(0) else "1s"
+            day = pd.Timedelta("1D").value
+            whole_days = (not (coarse % day).any() if step is None
+                          else step % pd.Timedelta("1D") == pd.Timedelta(0))
+            resolution = "1D" if whole_days else "1s"
         try:
             self._resolution_ns = pd.Timedelta(resolution).value
         except (TypeError, ValueError) as exc:
             raise DomainError(f"column {name!r}: resolution: {exc}") from None
+        if self._resolution_ns <= 0:
+            raise DomainError(f"column {name!r}: resolution must be positive")
         self.lower, self.upper, self.width = lo, hi, step
-        self.resolution = resolution
-        edges = lo.value + step.value * np.arange(bins + 1, dtype=np.int64)
-        edges[-1] = hi.value
-        self._ns = edges
+        self.resolution, self.refine = resolution, refine
+        self.coarse_edges = coarse
+        self._ns = coarse if refine == 1 else self._refined(coarse, refine)
         self._unit = "%Y-%m-%d" if resolution == "1D" else "%Y-%m-%d %H:%M:%S"
+
+    def _refined(self, coarse: np.ndarray, refine: int) -> np.ndarray:
+        """Each bin cut into ``refine`` sub-bins whose edges lie on the resolution grid
+        (counted from the bin's start): a bin must hold ``refine`` steps of it."""
+        step = self._resolution_ns
+        steps = np.diff(coarse) // step  # whole steps in each bin
+        if steps.min() < refine:
+            raise DomainError(f"column {self.name!r}: a bin holds fewer than {refine} steps "
+                              f"of {self.resolution}; refine less")
+        k = np.arange(refine, dtype=np.int64)
+        fine = coarse[:-1, None] + (steps[:, None] * k[None, :] // refine) * step
+        return np.concatenate([fine.ravel(), coarse[-1:]])
 
     @property
     def edges(self) -> np.ndarray:
@@ -863,12 +912,17 @@ class Datetime(Column):
         return times
 
     def _json(self) -> dict[str, Any]:
+        import pandas as pd
+
         fmt = "%Y-%m-%d" if self.resolution == "1D" else "%Y-%m-%dT%H:%M:%S"
-        out: dict[str, Any] = {
-            "lower": self.lower.strftime(fmt),
-            "upper": self.upper.strftime(fmt),
-            "width": _timedelta_text(self.width),
-        }
+        out: dict[str, Any]
+        if self.width is None:
+            out = {"bins": [pd.Timestamp(int(e)).strftime(fmt) for e in self.coarse_edges]}
+        else:
+            out = {"lower": self.lower.strftime(fmt), "upper": self.upper.strftime(fmt),
+                   "width": _timedelta_text(self.width)}
+        if self.refine > 1:
+            out["refine"] = self.refine
         if self._given_resolution is not None:
             out["resolution"] = self._given_resolution
         if not self.format.iso:
@@ -900,13 +954,21 @@ def column_from_json(name: str, spec: Mapping[str, Any]) -> Column:
     if kind == "categorical" and spec.get("labels") is None:
         raise DomainError(f"column {name!r} has no labels: list them from public knowledge, "
                           "or learn them privately with dpgm schema discover")
-    if kind == "datetime" and (spec.get("lower") is None or spec.get("upper") is None):
+    if kind == "datetime" and spec.get("bins") is None and (
+            spec.get("lower") is None or spec.get("upper") is None):
         raise DomainError(f"column {name!r} needs public bounds: give lower and upper (from "
                           "public knowledge, or learn them privately with dpgm schema "
                           "discover)")
     # a field left null in a draft takes its default (a draft lists every field, for
     # every kind, with nulls to fill: those of the other kinds stay null)
     spec = {key: value for key, value in spec.items() if value is not None}
+    import inspect
+
+    fields = [p for p in inspect.signature(KINDS[kind]).parameters if p != "name"]
+    unknown = [key for key in spec if key not in fields]
+    if unknown:
+        raise DomainError(f"column {name!r} ({kind}) has no field {unknown[0]!r}; a {kind} "
+                          f"column has {', '.join(fields)}")
     try:
         return KINDS[kind](name, **spec)
     except TypeError as exc:

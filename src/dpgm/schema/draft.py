@@ -20,17 +20,17 @@ if TYPE_CHECKING:
 #: the kinds a steward may write in place of a draft's ``null``
 KIND_CHOICES = "categorical | numeric | datetime"
 DEFAULT_BINS = 10
-#: the most bins ``dpgm schema discover`` learns for a numeric column whose bins are null
+#: the most bins ``dpgm schema discover`` learns for a numeric or datetime column whose
+#: bins are null
 LEARNT_BINS = 16
 #: the sub-bins per learnt bin where ``refine`` is null (fewer where a bin of whole
 #: numbers holds fewer): the fine level AIM and MST measure one-way marginals at
 LEARNT_REFINE = 8
-DEFAULT_WIDTH = "30D"
 #: every field a column may have, by kind; a draft lists them all with nulls to fill
 FIELDS = {
     "categorical": ("labels", "other", "dtype"),
     "numeric": ("lower", "upper", "bins", "integer", "decimals", "refine"),
-    "datetime": ("lower", "upper", "width", "format"),
+    "datetime": ("lower", "upper", "bins", "width", "refine", "format"),
 }
 NOTE = (
     "A draft written from the column names and dtypes only: nothing in it was read from "
@@ -39,7 +39,8 @@ NOTE = (
     + KIND_CHOICES + "; categorical: labels, other (true: values not listed get the label "
     "'other'), dtype; numeric: lower, upper, bins (a number of equal-width bins, or the "
     "edges), integer, decimals, refine (sub-bins per bin: two resolutions); datetime: "
-    "lower, upper, width (default 30D), format (strftime, default ISO 8601)), or let "
+    "lower, upper, bins (the edges, as dates) or width (equal bins, such as 30D), refine, "
+    "format (strftime, default ISO 8601)), or let "
     "`dpgm schema discover` learn privately, charged to a privacy budget, what is still "
     "null: labels (with other: true, so that values too rare to be released are coded "
     "'other'), bounds, data-adaptive bin edges (bins, each cut into sub-bins where refine "
@@ -71,8 +72,7 @@ def column_draft(dtype: object | None) -> dict[str, Any]:
         out["nullable"] = True
         return out
     if types.is_datetime64_any_dtype(dtype):
-        return {"kind": "datetime", **_fields("datetime"), "width": DEFAULT_WIDTH,
-                "nullable": True}
+        return {"kind": "datetime", **_fields("datetime"), "nullable": True}
     # strings, objects, and categories (whose categories may have been read off the data)
     if isinstance(dtype, pd.CategoricalDtype) or types.is_object_dtype(dtype) or (
         types.is_string_dtype(dtype)
