@@ -108,8 +108,10 @@ def schema_json(name: str, bins: int | None) -> dict:
     for column, (lower, upper, precision) in spec["numbers"].items():
         columns[column] = {"kind": "numeric", "lower": lower, "upper": upper,
                            "bins": bins, **precision}
-        if bins is None:
+        if bins is None:  # learnt: the bins, their sub-bins, and a precision not public
             columns[column]["refine"] = None
+            if not precision:
+                columns[column].update(integer=None, decimals=None)
     for column, labels in spec["labels"].items():
         columns[column] = {"kind": "categorical", "labels": labels}
     return {"columns": columns}

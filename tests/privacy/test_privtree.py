@@ -134,6 +134,10 @@ def test_the_partition_is_charged_and_bad_bounds_cost_nothing():
 def test_decimals_needed_reads_each_value_on_its_own():
     values = np.array([3.0, 1.5, 0.25, 0.1, 0.30000000000000004, 1 / 3, 11209.42, -2.0])
     np.testing.assert_array_equal(decimals_needed(values, 6), [0, 1, 2, 1, 1, 7, 2, 0])
+    # a large value off the grid is not put on it by a tolerance that grows with |x|, and
+    # seven decimals are told apart from more
+    values = np.array([1234 + 1 / 3, 0.1442925, 7.000000001])
+    np.testing.assert_array_equal(decimals_needed(values, 9), [10, 7, 9])
 
 
 def test_private_precision_finds_whole_numbers_decimals_or_none():

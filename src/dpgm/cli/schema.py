@@ -33,6 +33,7 @@ def _schema_discover(args: argparse.Namespace) -> int:
     from dpgm.cli.discretize import say_bins
     from dpgm.dataset import read_raw_table
     from dpgm.discover import discover, questions
+    from dpgm.privacy.discovery import MOST_DECIMALS
     from dpgm.privacy.policy import check_delta, check_epsilon
     from dpgm.schema.schema import read_spec
 
@@ -59,7 +60,7 @@ def _schema_discover(args: argparse.Namespace) -> int:
         elif what == "precision":
             written = ("whole numbers" if column.integer else
                        f"{column.decimals} decimal(s)" if column.decimals is not None else
-                       "more than 6 decimals: not rounded")
+                       f"more than {MOST_DECIMALS} decimals: not rounded")
             say(f"{name}: values written as {written}")
     for entry in budget.ledger:
         print(f"spent on {entry.label}: epsilon={entry.epsilon:.6g} delta={entry.delta:.6g}")

@@ -117,13 +117,21 @@ def private_range(
     return Range(float(grid[held[0]]), float(grid[held[-1] + 1]), fallback)
 
 
+#: the finest precision :func:`private_precision` tells apart (finer: not rounded)
+MOST_DECIMALS = 9
+
+
 def decimals_needed(values: np.ndarray, most: int) -> np.ndarray:
     """For each value, the fewest decimals (0 to ``most``) that write it exactly, or
     ``most + 1`` where more are needed (a value off every grid up to 10^−most)."""
     data = np.asarray(values, dtype=np.float64)
     needed = np.full(data.shape, most + 1, dtype=np.int64)
+    # a value read from text with d decimals is within a few units in the last place of
+    # its grid point (0.30000000000000004 is 0.3); a tolerance relative to |x| alone
+    # would put every large value on every grid
+    tolerance = 4 * np.spacing(np.maximum(np.abs(data), 1.0))
     for places in range(most, -1, -1):  # the last grid a value lies on is the coarsest
-        on_grid = np.abs(np.round(data, places) - data) <= 1e-11 * np.maximum(1.0, np.abs(data))
+        on_grid = np.abs(np.round(data, places) - data) <= tolerance
         needed[on_grid] = places
     return needed
 
@@ -134,7 +142,7 @@ def private_precision(
     budget: PrivacyBudget,
     rng: RngLike = None,
     label: str = "precision",
-    most: int = 6,
+    most: int = MOST_DECIMALS,
 ) -> int | None:
     """The decimals the values are written with (0: whole numbers), or None where more
     than ``most`` are needed, from a noisy histogram of each value's decimals (ε-DP).
