@@ -239,15 +239,25 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
             if upper <= lower:  # a range learnt empty
                 upper = lower + 1.0
             unit = _unit(grid)
-            # room for the sub-bins asked for; public bounds were checked before reading
-            upper = max(upper, lower + unit * (column.get("refine") or 1))
+            dates = column["kind"] == "datetime"
+            # a date bin holds a day per sub-bin, a number one value of its grid
+            steps = (column.get("refine") or 1) if dates else 1
+            # room for the bins; public bounds were checked before reading
+            upper = max(upper, lower + unit * steps)
             grid["lower"], grid["upper"] = _round_plain(lower), _round_plain(upper)
+            # a number's leaves go down to half a step, so that one at the floor holds at
+            # most one value of the grid: an atom keeps a bin of its own (grouped_edges).
+            # Dates do not: their sub-bins are whole days, and a one-day bin would leave
+            # every bin uncut
             tree = privtree(data, float(grid["lower"]), float(grid["upper"]), share,
-                            budget, noise, f"edges of {name}", smallest=unit)
-            grid["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), grid)
+                            budget, noise, f"edges of {name}",
+                            smallest=unit if dates else unit / 2)
+            if dates:
+                tree = tree._replace(floor=None)
+            grid["bins"] = _edges(grouped_edges(tree, LEARNT_BINS), grid, steps)
             if column.get("refine") is None:
-                column["refine"] = _refine_for(grid)
-            if column["kind"] == "datetime":
+                column["refine"] = _refine_for(grid, dates)
+            if dates:
                 column["bins"] = [_date(d) for d in grid["bins"]]
                 column["lower"], column["upper"] = column["bins"][0], column["bins"][-1]
                 column["width"] = None
@@ -298,12 +308,12 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         column = spec["columns"][name]
         if what != "edges" or column.get("lower") is None or column.get("upper") is None:
             continue
-        unit = _unit(column)
-        lower, upper = (_day_bounds(column) if column["kind"] == "datetime" else
-                        (float(column["lower"]), float(column["upper"])))
-        if upper - lower < unit * (column.get("refine") or 1):
+        if column["kind"] != "datetime":
+            continue  # a number's sub-bins may be finer than its grid (they decode to it)
+        lower, upper = _day_bounds(column)
+        if upper - lower < (column.get("refine") or 1):
             raise DomainError(f"column {name!r}: its bounds are narrower than "
-                              f"{column.get('refine')} sub-bins of its precision; refine less")
+                              f"{column.get('refine')} sub-bins of a day; refine less")
     for name, what in asked:
         column = trial["columns"][name]
         if what == "edges" and column["kind"] == "datetime":
@@ -357,32 +367,43 @@ def _repair_bounds(name: str, column: dict[str, Any]) -> None:
     column["upper"] = int(upper) if float(upper).is_integer() else upper
 
 
-def _edges(edges: np.ndarray, column: Mapping[str, Any]) -> list[float | int]:
+def _edges(edges: np.ndarray, column: Mapping[str, Any], steps: int = 1) -> list[float | int]:
     """Learnt edges as a schema writes them: on the column's grid where it has one (whole
     numbers, or its decimals), each bin then holding a value it can decode to, and the
-    bounds exactly the column's (post-processing)."""
-    lower, upper = column["lower"], column["upper"]
+    bounds exactly the column's (post-processing).
+
+    An edge moves up to the grid, never to the nearest point: a bin [a, b) then holds
+    exactly the values of the grid that the leaves it gathers held, so an atom that
+    PrivTree isolated in a narrow leaf keeps a bin of its own, one step wide. Each bin is
+    at least ``steps`` steps wide (dates: as many days as their sub-bins)."""
+    lower, upper = float(column["lower"]), float(column["upper"])
     inner = np.asarray(edges[1:-1], dtype=np.float64)
-    if column.get("integer"):
-        inner = np.round(inner)
-    elif column.get("decimals") is not None:
-        inner = np.round(inner, column["decimals"])
+    unit = _unit(column)
+    if unit:
+        inner = _on_grid(inner, unit, np.ceil)
     elif inner.size:  # three significant digits of the narrowest bin: readable edges
         narrowest = np.diff(np.asarray(edges, dtype=np.float64)).min()
         inner = np.round(inner, max(0, 2 - math.floor(math.log10(narrowest))))
-    inner = np.unique(inner[(inner > float(lower)) & (inner < float(upper))])
-    if column.get("integer"):  # a bin [a, b) of whole numbers needs b − a ≥ 1
-        inner = inner[inner >= math.ceil(float(lower)) + 1]
-    # each bin wide enough for the sub-bins a schema asks for (refine given), each at
-    # least one unit of the grid: edges too close to the last one kept are dropped
-    unit = _unit(column)
-    width = unit * (column.get("refine") or 1) * (1 - 1e-9)
-    kept, last = [], float(lower)
+    inner = np.unique(inner[(inner > lower) & (inner < upper)])
+    # each bin holds a value of the grid: the first from the grid's first value in the
+    # bounds, the rest one step apart (the last holds its own edge, closed at upper)
+    kept, last = [], float(_on_grid(np.array([lower]), unit, np.ceil)[0]) if unit else lower
     for edge in inner:
-        if edge - last >= width and float(upper) - edge >= width:
+        if edge - last >= steps * unit * (1 - 1e-9) and edge > last \
+                and upper - edge >= (steps - 1) * unit * (1 - 1e-9):
             kept.append(edge)
             last = edge
-    return [lower, *(_round_plain(e) for e in kept), upper]
+    return [column["lower"], *(_round_plain(e) for e in kept), column["upper"]]
+
+
+def _on_grid(values: np.ndarray, unit: float, direction) -> np.ndarray:
+    """``values`` moved by ``direction`` (np.ceil, np.floor) onto the grid of ``unit``,
+    written as the grid writes them (3.258096, not 3.2580959999999997)."""
+    scaled = values / unit
+    near = np.round(scaled)
+    scaled = np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
+    decimals = max(0, -math.floor(math.log10(unit) + 1e-9))
+    return np.round(direction(scaled) * unit, decimals)
 
 
 def _unit(column: Mapping[str, Any]) -> float:
@@ -393,15 +414,19 @@ def _unit(column: Mapping[str, Any]) -> float:
     return 10.0 ** -column["decimals"] if column.get("decimals") is not None else 0.0
 
 
-def _refine_for(column: Mapping[str, Any]) -> int:
-    """Sub-bins per learnt bin: :data:`LEARNT_REFINE`, or fewer where a bin of whole
-    numbers (or of the column's decimals) holds fewer values (post-processing)."""
+def _refine_for(column: Mapping[str, Any], dates: bool = False) -> int:
+    """Sub-bins per learnt bin: :data:`LEARNT_REFINE`, or fewer where even the widest bin
+    holds fewer values of the column's grid (whole numbers, or its decimals); a narrower
+    bin's sub-bins that hold no value decode to its values (post-processing). Dates cut
+    every bin into whole days: as many as the narrowest bin holds."""
     widths = np.diff(np.asarray(column["bins"], dtype=np.float64))
     unit = _unit(column)
     if unit == 0.0:
         return LEARNT_REFINE
-    # a bin [a, b) holds at least floor((b − a)/unit) values of the grid
-    return int(max(1, min(LEARNT_REFINE, np.floor(widths.min() / unit + 1e-9))))
+    if dates:
+        return int(max(1, min(LEARNT_REFINE, np.floor(widths.min() / unit + 1e-9))))
+    # the widest bin [a, b] holds at most floor((b − a)/unit) + 1 values of the grid
+    return int(max(1, min(LEARNT_REFINE, np.floor(widths.max() / unit + 1e-9) + 1)))
 
 
 def _round_plain(value: float) -> float | int:

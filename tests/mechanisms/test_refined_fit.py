@@ -38,9 +38,14 @@ def test_the_schema_holds_fine_cells_and_writes_its_coarse_bins():
     assert schema.refinements() == {"income": 8}
     assert schema.to_json()["columns"]["income"]["bins"] == SPEC["columns"]["income"]["bins"]
     assert Schema.from_json(schema.to_json()) == schema
+    # sub-bins may be finer than whole numbers (they decode to a whole number of their
+    # bin, and say in their label that they hold none); a bin may not
+    fine = Schema.from_json({"columns": {"a": {"kind": "numeric", "lower": 0, "upper": 10,
+                                               "bins": 5, "integer": True, "refine": 4}}})
+    assert fine.columns["a"].values_labels[:4] == ("0", "[0.5, 1)", "1", "[1.5, 2)")
     with pytest.raises(DomainError, match="holds no whole number"):
-        Schema.from_json({"columns": {"a": {"kind": "numeric", "lower": 0, "upper": 10,
-                                            "bins": 5, "integer": True, "refine": 4}}})
+        Schema.from_json({"columns": {"a": {"kind": "numeric", "bins": [0.2, 0.5, 2],
+                                            "integer": True, "refine": 4}}})
 
 
 @pytest.mark.parametrize("mechanism", [AIM, MST])
@@ -101,7 +106,7 @@ def test_a_refined_attribute_is_measured_on_its_own_at_the_fine_level(table, mec
     assert all(c == ("income", fine) or fine not in c for c in cliques)
 
 
-def test_learnt_bins_leave_room_for_the_sub_bins_asked_for():
+def test_learnt_bins_hold_a_value_of_their_grid_and_sub_bins_decode_into_their_bin():
     from dpgm.discover import discover, numeric_questions
 
     rng = np.random.default_rng(4)
@@ -109,8 +114,40 @@ def test_learnt_bins_leave_room_for_the_sub_bins_asked_for():
     spec = {"columns": {"v": {"kind": "numeric", "lower": 0, "upper": 10, "bins": None,
                               "decimals": 2, "refine": 8}}}
     schema, _ = discover(frame, spec, epsilon=5.0, rng=0)  # dense data, narrow leaves
-    assert np.diff(schema.columns["v"].coarse_edges).min() >= 8 * 0.01 * (1 - 1e-9)
+    v = schema.columns["v"]
+    assert np.diff(v.coarse_edges).min() >= 0.01 * (1 - 1e-9)
+    assert np.diff(v.coarse_edges).min() < 8 * 0.01  # bins finer than their sub-bins
+    codes = np.repeat(np.arange(v.size), 50)
+    values = v.decode(codes, np.random.default_rng(0))
+    assert (values == values.round(2)).all()  # on the grid, never invented digits
+    # every cell decodes inside its bin: a sub-bin holding no value of the grid, to the
+    # value of its bin below it
+    bins = np.minimum(np.searchsorted(v.coarse_edges, values, side="right") - 1,
+                      len(v.coarse_edges) - 2)
+    np.testing.assert_array_equal(bins, codes // v.refine)
     narrow = {"columns": {"v": {"kind": "numeric", "lower": 0, "upper": 3, "bins": None,
                                 "integer": True, "refine": 8}}}
-    with pytest.raises(DomainError, match="narrower than 8 sub-bins"):
-        numeric_questions(narrow)  # public bounds: refused before any data are read
+    assert numeric_questions(narrow) == [("v", "edges")]  # four whole numbers, 8 sub-bins
+
+
+def test_an_atom_learnt_gets_a_bin_of_its_own_and_comes_back_exactly():
+    from dpgm.discover import discover
+
+    rng = np.random.default_rng(5)
+    n = 20_000  # half the records at exactly 0 (no claim, no visit), the rest spread
+    values = np.where(rng.random(n) < 0.5, 0.0, np.round(rng.uniform(0, 5, n), 6))
+    values[rng.random(n) < 0.2] = 3.258096  # and an atom inside the range
+    table = pd.DataFrame({"v": values, "g": rng.choice(list("ab"), n)})
+    spec = {"columns": {"v": {"kind": "numeric", "lower": 0, "upper": 5, "bins": None,
+                              "decimals": 6},
+                        "g": {"kind": "categorical", "labels": ["a", "b"]}}}
+    schema = discover(table, spec, epsilon=1.0, rng=0)[0]
+    v = schema.columns["v"]
+    for atom in (0.0, 3.258096):  # a bin from the atom, at most two steps of the grid wide
+        k = int(np.searchsorted(v.coarse_edges, atom, side="right") - 1)
+        assert v.coarse_edges[k] == atom and v.coarse_edges[k + 1] <= atom + 2e-6 + 1e-12
+    synthetic = MST(1.0).fit(table, rng=0, schema=schema).synthetic_data(rng=1)["v"]
+    real_share = [(values == a).mean() for a in (0.0, 3.258096)]
+    # drawn uniformly inside ten equal bins, no synthetic value would be exactly an atom
+    assert [(synthetic == a).mean() for a in (0.0, 3.258096)] == pytest.approx(real_share,
+                                                                               abs=0.03)

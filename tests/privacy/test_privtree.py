@@ -121,6 +121,24 @@ def test_bins_never_narrower_than_the_unit_and_few_leaves_kept():
     np.testing.assert_array_equal(grouped_edges(small, 1), [0.0, 4.0])
 
 
+def test_a_leaf_stopped_by_the_smallest_width_keeps_a_bin_of_its_own():
+    # sixteen cells of depth 4, the eighth split down to depth 8 at its left end: the
+    # chain an atom leaves (its leaf and its sibling at the floor, then their uncles)
+    chain = [(8, 112), (8, 113), (7, 57), (6, 29), (5, 15)]
+    leaves = [(4, i) for i in range(7)] + chain + [(4, i) for i in range(8, 16)]
+    depth, index = (np.array(x) for x in zip(*leaves))
+    atom = [7 / 16, 7 / 16 + 2 / 256]  # the run of the two floor leaves, cut at its ends
+    floored = grouped_edges(Tree(0.0, 1.0, depth, index, floor=8), 8)
+    assert len(floored) <= 9 and set(atom) <= set(floored)
+    # weighed by depth alone, the atom's leaves would share a bin with their uncles
+    assert not set(atom) <= set(grouped_edges(Tree(0.0, 1.0, depth, index), 8))
+    # more runs than three quarters of the bins: grouped by depth like the rest
+    alternate = np.tile([4, 5, 5], 8)
+    index = np.concatenate([[2 * i, 4 * i + 2, 4 * i + 3] for i in range(8)])
+    many = Tree(0.0, 1.0, alternate, index, floor=5)
+    assert len(grouped_edges(many, 8)) == 9
+
+
 def test_the_partition_is_charged_and_bad_bounds_cost_nothing():
     spent = PrivacyBudget.approximate(1.0, 1e-6)
     privtree(np.arange(10.0), 0.0, 10.0, 0.25, spent, rng=0, label="edges of x")

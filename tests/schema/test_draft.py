@@ -103,9 +103,9 @@ def test_discovery_fills_the_draft_and_charges_the_ledger():
     mass = schema.columns["mass"]
     assert 1000 <= mass.lower <= 3000 and 5000 <= mass.upper <= 8000
     assert mass.integer  # the masses are whole numbers: learnt, charged
-    assert np.all(np.diff(mass.edges) >= 1) and len(mass.coarse_edges) - 1 <= LEARNT_BINS
-    # as many sub-bins as the narrowest bin holds whole numbers, at most LEARNT_REFINE
-    assert mass.refine == min(LEARNT_REFINE, int(np.diff(mass.coarse_edges).min()))
+    assert np.all(np.diff(mass.coarse_edges) >= 1) and len(mass.coarse_edges) - 1 <= LEARNT_BINS
+    # as many sub-bins as the widest bin holds whole numbers, at most LEARNT_REFINE
+    assert mass.refine == min(LEARNT_REFINE, int(np.diff(mass.coarse_edges).max()) + 1)
     # the bins follow the data: narrower where the masses are dense
     edges = mass.coarse_edges
     widths = np.diff(edges)

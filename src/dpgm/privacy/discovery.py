@@ -165,12 +165,14 @@ def private_precision(
 
 class Tree(NamedTuple):
     """The leaves of a binary partition of [lower, upper]: leaf i is cell ``index[i]`` of
-    the 2^``depth[i]`` equal cells, in order."""
+    the 2^``depth[i]`` equal cells, in order. ``floor`` is the depth no cell is split
+    beyond (a public fact: the smallest width, or the deepest level), or None."""
 
     lower: float
     upper: float
     depth: np.ndarray
     index: np.ndarray
+    floor: int | None = None
 
     def edges(self) -> np.ndarray:
         """The leaves' edges, lower to upper (15 significant digits, as public bins)."""
@@ -217,6 +219,8 @@ def privtree(
     data = np.sort(np.clip(np.asarray(values, dtype=np.float64), lower, upper))
     leaves_depth, leaves_index = [], []
     index = np.array([0], dtype=np.int64)
+    floor = next(d for d in range(max_depth + 1) if d == max_depth
+                 or (upper - lower) / 2.0 ** (d + 1) < smallest)
     for depth in range(max_depth + 1):
         width = (upper - lower) / 2.0**depth
         left = lower + index * width
@@ -236,7 +240,7 @@ def privtree(
     index_all = np.concatenate(leaves_index)
     # in order along the line: by each leaf's left edge, in cells of the deepest level
     order = np.argsort(index_all << (max_depth - depth_all), kind="stable")
-    return Tree(float(lower), float(upper), depth_all[order], index_all[order])
+    return Tree(float(lower), float(upper), depth_all[order], index_all[order], floor)
 
 
 def grouped_edges(tree: Tree, cells: int) -> np.ndarray:
@@ -247,14 +251,29 @@ def grouped_edges(tree: Tree, cells: int) -> np.ndarray:
     itself stopped below about d, so its mass is taken to be d (biases): consecutive leaves
     are grouped so that each bin holds an equal share of the summed depths, cut at leaf
     edges. Where the data are dense the leaves are deep and the bins narrow.
+
+    A leaf at the tree's floor was stopped by the smallest width, not by its count: the
+    mark of an atom (many records at one value), which depth alone would weigh as
+    little as a few records. Each run of such leaves keeps a bin of its own while they take
+    at most three quarters of the bins; the rest are grouped by depth between them.
     """
     edges = tree.edges()
     if tree.depth.size <= cells:
         return edges
+    forced = np.zeros(0, dtype=np.int64)  # leaf edges cut whatever the grouping
+    if tree.floor is not None:
+        # a run of floor leaves (an atom and its sibling) is cut at its two ends: the bin
+        # holds the atom and at most a neighbour, which the sub-bins tell apart
+        floor = np.concatenate([[False], tree.depth >= tree.floor, [False]])
+        ends = np.flatnonzero(floor[1:] != floor[:-1])  # starts and ends of the runs
+        ends = ends[(ends > 0) & (ends < tree.depth.size)]
+        if ends.size <= (cells - 1) * 3 // 4:
+            forced = ends
     mass = np.cumsum(tree.depth.astype(np.float64))
     if mass[-1] <= 0:
         return edges[[0, -1]]
-    # the leaf after which each of the cells − 1 cuts falls; cuts in one leaf coincide
-    cuts = np.searchsorted(mass, mass[-1] * np.arange(1, cells) / cells, side="left")
-    inner = np.unique(cuts[cuts < tree.depth.size - 1]) + 1
+    # the leaf after which each of the other cuts falls; cuts in one leaf coincide
+    free = cells - 1 - forced.size
+    cuts = np.searchsorted(mass, mass[-1] * np.arange(1, free + 1) / (free + 1), side="left")
+    inner = np.union1d(np.unique(cuts[cuts < tree.depth.size - 1]) + 1, forced)
     return np.concatenate([edges[:1], edges[inner], edges[-1:]])

@@ -628,19 +628,47 @@ class Numeric(Column):
                     zip(self.edges[:-1], self.edges[1:])]
             self.edges = np.array([float(f"{e:.15g}") for e in np.concatenate(fine)]
                                   + [self.edges[-1]])
-        if integer:
-            first = np.ceil(self.edges[:-1])
-            last = np.concatenate([np.ceil(self.edges[1:-1]) - 1, [np.floor(self.edges[-1])]])
-            empty = np.flatnonzero(first > last)
-            if empty.size:
-                i = int(empty[0])
-                raise DomainError(
-                    f"column {name!r}: bin [{_format(self.edges[i])}, "
-                    f"{_format(self.edges[i + 1])}) holds no whole number; use fewer bins"
-                )
-            self._whole = (first, last)
-        if decimals is not None and np.diff(self.edges).min() < 10.0**-decimals * (1 - 1e-9):
-            raise DomainError(f"column {name!r}: bins narrower than {decimals} decimals can show")
+        self._grid = None if not integer and decimals is None else self._grid_steps()
+
+    @property
+    def unit(self) -> float | None:
+        """The step of the values' grid: 1 for whole numbers, 10^−decimals, or None."""
+        if self.integer:
+            return 1.0
+        return None if self.decimals is None else 10.0**-self.decimals
+
+    def _grid_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each cell, the first and last step k of the grid (values k·unit) it decodes
+        to. Every bin must hold a value of the grid. A sub-bin that holds none (a bin cut
+        finer than its grid: an atom learnt as a bin one step wide) decodes to the nearest
+        value of its bin below it: its mass stays in its bin."""
+        unit = self.unit
+
+        def steps(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            scaled = edges / unit
+            near = np.round(scaled)
+            scaled = np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
+            first = np.ceil(scaled[:-1])  # the first value of the grid at or after a's edge
+            last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
+            return first, last
+
+        coarse_first, coarse_last = steps(self.coarse_edges)
+        empty = np.flatnonzero(coarse_first > coarse_last)
+        if empty.size:
+            i = int(empty[0])
+            a, b = _format(self.coarse_edges[i]), _format(self.coarse_edges[i + 1])
+            raise DomainError(
+                f"column {self.name!r}: bin [{a}, {b}) holds no whole number; use fewer bins"
+                if self.integer else
+                f"column {self.name!r}: bins narrower than {self.decimals} decimals can show "
+                f"([{a}, {b}) holds no value written with {self.decimals} decimals)")
+        first, last = steps(self.edges)
+        if self.refine > 1:  # a sub-bin without a value of the grid: the nearest in its bin
+            of_bin = np.repeat(np.arange(len(coarse_first)), self.refine)
+            below = np.clip(first - 1, coarse_first[of_bin], coarse_last[of_bin])
+            hollow = first > last
+            first, last = np.where(hollow, below, first), np.where(hollow, below, last)
+        return first, last
 
     @property
     def lower(self) -> float:
@@ -653,12 +681,15 @@ class Numeric(Column):
     @property
     def values_labels(self) -> tuple[Label, ...]:
         e = self.edges
-        if self.integer:
-            first, last = self._whole
-            return _distinct_labels(lambda k: tuple(
-                _format(a, k) if a == b else f"{_format(a, k)}-{_format(b, k)}"
-                for a, b in zip(first, last)))
         n = len(e) - 1
+        if self.integer:
+            first, last = self._grid
+            # a sub-bin that holds no whole number is named by its range
+            holds = (first >= np.ceil(e[:-1] - 1e-9)) & (last <= e[1:])
+            return _distinct_labels(lambda k: tuple(
+                (_format(a, k) if a == b else f"{_format(a, k)}-{_format(b, k)}") if held
+                else f"[{_format(e[i], k)}, {_format(e[i + 1], k)})"
+                for i, (a, b, held) in enumerate(zip(first, last, holds))))
         return _distinct_labels(lambda k: tuple(
             f"[{_format(e[i], k)}, {_format(e[i + 1], k)}{']' if i == n - 1 else ')'}"
             for i in range(n)))
@@ -700,22 +731,20 @@ class Numeric(Column):
         return f"column {self.name!r} has {what} value {value!r}{where}"
 
     def _draw(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A number drawn uniformly inside each code's bin."""
+        """A number drawn uniformly inside each code's cell: among the values of its grid
+        (whole numbers, or the decimals) where the column has one."""
+        if self._grid is None:
+            low, high = self.edges[codes], self.edges[codes + 1]
+            return low + rng.random(len(codes)) * (high - low)
+        first, last = self._grid
+        # in floating point: a grid of more than 2^63 steps draws as well (k stays exact
+        # up to 2^53, beyond which a float cannot write the value anyway)
+        steps = first[codes] + np.floor(rng.random(len(codes))
+                                        * (last[codes] - first[codes] + 1))
+        steps = np.minimum(steps, last[codes])
         if self.integer:
-            first, last = self._whole
-            return rng.integers(first[codes], last[codes], endpoint=True).astype(np.float64)
-        low, high = self.edges[codes], self.edges[codes + 1]
-        drawn = low + rng.random(len(codes)) * (high - low)
-        if self.decimals is None:
-            return drawn
-        # rounded, and moved one unit back into the bin where rounding (or an edge such as
-        # 0.30000000000000004) left it; a bin is at least one unit wide
-        unit = 10.0**-self.decimals
-        rounded = np.round(drawn, self.decimals)
-        binned = self._bin(rounded)
-        rounded = np.where(binned < codes, np.round(rounded + unit, self.decimals), rounded)
-        rounded = np.where(binned > codes, np.round(rounded - unit, self.decimals), rounded)
-        return rounded
+            return steps
+        return np.round(steps * self.unit, self.decimals)
 
     def _decode(self, codes, missing, rng):
         import pandas as pd
