@@ -185,6 +185,8 @@ def main() -> None:
     parser.add_argument("--tables", nargs="+", default=list(TABLES))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds first-seed .. first-seed + seeds - 1 (to add runs)")
     parser.add_argument("--methods", nargs="+", default=[
         "dpgm-mst-learnt", "dpgm-mst-10", "dpgm-mst-32", "dpmm-mst", "smartnoise-mst"])
     parser.add_argument("--dpmm", default=None, help="python of a venv with dpmm")
@@ -205,7 +207,7 @@ def main() -> None:
             for epsilon in args.epsilons:
                 for method in args.methods:
                     runs = []
-                    for seed in range(args.seeds):
+                    for seed in range(args.first_seed, args.first_seed + args.seeds):
                         out = folder / f"{name}-{method}-{seed}.csv"
                         line = command(method, data, folder, name, epsilon, seed, out, args)
                         if line is None:
