@@ -40,6 +40,7 @@ from dpgm.schema import parse
 from dpgm.schema.columns import (
     DEFAULT_OTHER,
     KINDS,
+    grid_steps,
     missing_values,
     read_micros,
     read_numbers,
@@ -374,8 +375,9 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any], steps: int = 1) -> list
 
     An edge moves up to the grid, never to the nearest point: a bin [a, b) then holds
     exactly the values of the grid that the leaves it gathers held, so an atom that
-    PrivTree isolated in a narrow leaf keeps a bin of its own, one step wide. Each bin is
-    at least ``steps`` steps wide (dates: as many days as their sub-bins)."""
+    PrivTree isolated in a narrow leaf keeps a bin of its own, at most two steps wide (see
+    :func:`dpgm.privacy.discovery.grouped_edges`). Each bin is at least ``steps`` steps
+    wide (dates: as many days as their sub-bins)."""
     lower, upper = float(column["lower"]), float(column["upper"])
     inner = np.asarray(edges[1:-1], dtype=np.float64)
     unit = _unit(column)
@@ -399,11 +401,8 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any], steps: int = 1) -> list
 def _on_grid(values: np.ndarray, unit: float, direction) -> np.ndarray:
     """``values`` moved by ``direction`` (np.ceil, np.floor) onto the grid of ``unit``,
     written as the grid writes them (3.258096, not 3.2580959999999997)."""
-    scaled = values / unit
-    near = np.round(scaled)
-    scaled = np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
     decimals = max(0, -math.floor(math.log10(unit) + 1e-9))
-    return np.round(direction(scaled) * unit, decimals)
+    return np.round(direction(grid_steps(values, unit)) * unit, decimals)
 
 
 def _unit(column: Mapping[str, Any]) -> float:

@@ -535,6 +535,14 @@ def _distinct_labels(make) -> tuple[str, ...]:
     return labels
 
 
+def grid_steps(values: np.ndarray, unit: float) -> np.ndarray:
+    """``values`` in steps of ``unit``, a value within float noise of a step put on it (0.3
+    is 3 steps of 0.1, not 2.9999999999999996)."""
+    scaled = np.asarray(values, dtype=np.float64) / unit
+    near = np.round(scaled)
+    return np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
+
+
 def _plain_number(x: float) -> int | float:
     """A bound as JSON writes it best: 18, not 18.0."""
     x = float(x)
@@ -546,16 +554,17 @@ class Numeric(Column):
 
     ``bins`` is a number of equal-width bins between ``lower`` and ``upper``, or the
     edges themselves (increasing; the first and last are the bounds). Bin ``i`` holds
-    ``[e_i, e_{i+1})``; the last holds its upper edge too. ``integer=True`` keeps whole
-    numbers (decoded values are integers drawn uniformly in their bin; every bin must
-    hold one). Decoding draws a value uniformly inside its bin, rounded to ``decimals``
-    where given (staying inside the bin).
+    ``[e_i, e_{i+1})``; the last holds its upper edge too. ``integer=True`` (whole
+    numbers) or ``decimals`` gives the values a grid: decoding then draws uniformly among
+    the values of the grid inside a cell, and every bin must hold one. Without a grid it
+    draws uniformly on the line inside the cell.
 
     ``refine`` F (default 1) cuts every bin into F equal sub-bins: the column's codes are
     the K·F fine cells, and mechanisms that measure at two resolutions (AIM, MST) hold it
     as its bin and its place in the bin (:mod:`dpgm.models.refinement`): the one-way
     distribution measured at the fine level, pairs at the bins'. ``bins`` (and
-    ``to_json``) stay the coarse bins.
+    ``to_json``) stay the coarse bins. A sub-bin may be finer than the grid: one that
+    holds no value of it decodes to the value of its bin just below it.
 
     Why clip: differential privacy bounds what one record can change, and a value far
     outside the public range would otherwise need a code of its own — revealing that
@@ -645,9 +654,7 @@ class Numeric(Column):
         unit = self.unit
 
         def steps(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            scaled = edges / unit
-            near = np.round(scaled)
-            scaled = np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
+            scaled = grid_steps(edges, unit)
             first = np.ceil(scaled[:-1])  # the first value of the grid at or after a's edge
             last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
             return first, last
