@@ -24,7 +24,8 @@ Every method gets the same public bounds (and grades, labels); ε ∈ ``--epsilo
 ``--seeds`` seeds (dpgm's seed fixes its noise; the peers draw theirs from OpenDP's OS
 generator whatever the seed). Scores against the real table: mean KS distance and
 Wasserstein-1 over the public range, over the numeric columns; mean TV over all 2-way
-marginals on a common coarse grid (10 equal-width bins per number); the largest Pearson
+marginals on a common coarse grid (10 equal-width bins per number, the baseline's own),
+and on a neutral one (the deciles of the real values); the largest Pearson
 correlation difference; one regression slope per table (real against synthetic).
 
 Run by hand (slow: minutes per peer run)::
@@ -127,16 +128,46 @@ def peer_spec(name: str) -> dict:
     return {"columns": columns}
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
+class TimedOut(RuntimeError):
+    """A run stopped at the benchmark's ``--timeout``."""
+
+
+def timed(command: list[str], timeout: float | None = None) -> tuple[float, float, str]:
     """Wall seconds and peak resident MiB of ``command`` (``/usr/bin/time``), and its
-    standard error (for a failure)."""
-    done = subprocess.run(["/usr/bin/time", "-f", "@@time %e %M", *command],
-                          capture_output=True, text=True)
-    line = [x for x in done.stderr.splitlines() if x.startswith("@@time")]
-    if done.returncode != 0 or not line:
-        raise RuntimeError(f"{command[:4]} failed: {done.stderr[-800:]}")
+    standard error (for a failure); the whole process group is stopped at ``timeout``."""
+    import os
+    import signal
+
+    child = subprocess.Popen(["/usr/bin/time", "-f", "@@time %e %M", *command],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        _, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise TimedOut(f"stopped after {timeout:g} s") from None
+    line = [x for x in stderr.splitlines() if x.startswith("@@time")]
+    if child.returncode != 0 or not line:
+        raise RuntimeError(f"{command[:4]} failed: {stderr[-800:]}")
     _, seconds, kib = line[-1].split()
-    return float(seconds), float(kib) / 1024.0, done.stderr
+    return float(seconds), float(kib) / 1024.0, stderr
+
+
+def decile_grid(name: str, real: pd.DataFrame):
+    """A neutral common grid: each number cut at the deciles of its real values (favours
+    neither equal widths nor learnt bins; for scoring only, never released)."""
+    from dpgm.schema import Schema
+
+    spec = schema_json(name, 10)
+    for column, fields in spec["columns"].items():
+        if fields["kind"] == "numeric":
+            cuts = np.unique(np.quantile(real[column], np.linspace(0, 1, 11))[1:-1])
+            cuts = cuts[(cuts > fields["lower"]) & (cuts < fields["upper"])]
+            fields["bins"] = [fields["lower"], *map(float, cuts), fields["upper"]]
+            fields.pop("integer", None)
+            fields.pop("decimals", None)
+    return Schema.from_json(spec)
 
 
 def scores(name: str, real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, float]:
@@ -145,6 +176,7 @@ def scores(name: str, real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, 
     from dpgm.schema import Schema
 
     grid = Schema.from_json(schema_json(name, 10))  # the common coarse grid
+    deciles = decile_grid(name, real)
     numeric = numeric_fidelity(real, synthetic, grid)
     y, x = TABLES[name]["regression"]
 
@@ -154,6 +186,7 @@ def scores(name: str, real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, 
 
     return {"ks": numeric.mean_ks, "w1": numeric.mean_wasserstein,
             "tv2": mean_tv(grid.encode(real), grid.encode(synthetic), 2),
+            "tv2_deciles": mean_tv(deciles.encode(real), deciles.encode(synthetic), 2),
             "corr": numeric.correlation_difference("pearson"),
             "slope": slope(synthetic), "slope_real": slope(real)}
 
@@ -185,6 +218,8 @@ def main() -> None:
     parser.add_argument("--tables", nargs="+", default=list(TABLES))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds after which a run is stopped (counted, not scored)")
     parser.add_argument("--first-seed", type=int, default=0,
                         help="seeds first-seed .. first-seed + seeds - 1 (to add runs)")
     parser.add_argument("--methods", nargs="+", default=[
@@ -206,14 +241,19 @@ def main() -> None:
             real.to_csv(data, index=False)
             for epsilon in args.epsilons:
                 for method in args.methods:
-                    runs = []
+                    runs, stopped = [], 0
                     for seed in range(args.first_seed, args.first_seed + args.seeds):
                         out = folder / f"{name}-{method}-{seed}.csv"
                         line = command(method, data, folder, name, epsilon, seed, out, args)
                         if line is None:
                             break
                         try:
-                            seconds, mib, _ = timed(line)
+                            seconds, mib, _ = timed(line, args.timeout)
+                        except TimedOut as exc:
+                            stopped += 1
+                            print(f"{name} {method} eps={epsilon} seed={seed}: {exc}",
+                                  file=sys.stderr)
+                            continue
                         except RuntimeError as exc:
                             print(f"{name} {method} eps={epsilon} seed={seed}: {exc}",
                                   file=sys.stderr)
@@ -221,18 +261,25 @@ def main() -> None:
                         runs.append({**scores(name, real, pd.read_csv(out)),
                                      "seconds": seconds, "mib": mib})
                     if not runs:
+                        if stopped:
+                            print(f"{name} eps={epsilon:g} {method}: every run stopped at "
+                                  f"{args.timeout:g} s", flush=True)
                         continue
                     mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
                     results.append({"table": name, "epsilon": epsilon, "method": method,
-                                    "runs": len(runs), **mean})
+                                    "runs": len(runs), "timed_out": stopped, **mean})
                     print(f"{name} eps={epsilon:g} {method}: KS {mean['ks']:.4f} "
-                          f"W1 {mean['w1']:.4f} TV2 {mean['tv2']:.4f} corr {mean['corr']:.3f} "
+                          f"W1 {mean['w1']:.4f} TV2 {mean['tv2']:.4f} "
+                          f"TV2-deciles {mean['tv2_deciles']:.4f} corr {mean['corr']:.3f} "
                           f"slope {mean['slope']:.4g} (real {mean['slope_real']:.4g}) "
-                          f"{mean['seconds']:.1f} s {mean['mib']:.0f} MiB", flush=True)
-    header = ["table", "eps", "method", "KS", "W1/range", "TV 2-way", "corr diff",
-              "slope (real)", "time s", "peak MiB"]
+                          f"{mean['seconds']:.1f} s {mean['mib']:.0f} MiB"
+                          + (f" ({stopped} run(s) stopped at {args.timeout:g} s, not in the "
+                             "means)" if stopped else ""), flush=True)
+    header = ["table", "eps", "method", "KS", "W1/range", "TV 2-way", "TV deciles",
+              "corr diff", "slope (real)", "time s", "peak MiB"]
     print_table(header, [[r["table"], f"{r['epsilon']:g}", r["method"], f"{r['ks']:.4f}",
-                          f"{r['w1']:.4f}", f"{r['tv2']:.4f}", f"{r['corr']:.3f}",
+                          f"{r['w1']:.4f}", f"{r['tv2']:.4f}", f"{r['tv2_deciles']:.4f}",
+                          f"{r['corr']:.3f}",
                           f"{r['slope']:.4g} ({r['slope_real']:.4g})", f"{r['seconds']:.1f}",
                           f"{r['mib']:.0f}"] for r in results])
     print_json_last({"results": results})
