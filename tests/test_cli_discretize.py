@@ -169,3 +169,28 @@ def test_dates_get_learnt_bins_too(tmp_path, capsys):
     synthetic = pd.to_datetime(pd.read_csv(out)["seen"])
     assert synthetic.between("2020-01-01", "2022-01-01").all()
     assert (synthetic == synthetic.dt.floor("D")).all()
+
+
+def test_learnt_date_bins_with_sub_bins_given_hold_them_all(tmp_path):
+    from dpgm.discover import discover, questions
+
+    rng = np.random.default_rng(0)  # dense near the upper bound: a short last bin is likely
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        np.clip(rng.normal(55, 3, 3000), 0, 59).round(), "D")
+    frame = pd.DataFrame({"d": days.strftime("%Y-%m-%d")})
+    spec = {"columns": {"d": {"kind": "datetime", "lower": "2020-01-01",
+                              "upper": "2020-03-01", "bins": None, "refine": 4}}}
+    for seed in range(10):  # never fails after spending
+        column = discover(frame, spec, 1.0, rng=seed)[0].columns["d"]
+        assert (np.diff(column.coarse_edges) >= 4 * pd.Timedelta("1D").value).all()
+    # nine days hold two sub-bins of four days: a valid draft, accepted before reading
+    assert questions({"columns": {"d": {**spec["columns"]["d"], "upper": "2020-01-10"}}})
+    # what learnt bins cannot hold is refused before reading, in one line
+    for bad, needle in [({"resolution": "7D"}, "whole days"),
+                        ({"lower": "garbage"}, "bounds")]:
+        with pytest.raises(dpgm.errors.DomainError, match=needle):
+            questions({"columns": {"d": {**spec["columns"]["d"], **bad}}})
+    # bounds written as Datetime reads them (not ISO) are read so when learning
+    loose = {"columns": {"d": {"kind": "datetime", "lower": "2020/01/01", "upper": None,
+                               "width": "7D"}}}
+    assert discover(frame, loose, 1.0, rng=0)[0].columns["d"].lower == pd.Timestamp("2020-01-01")

@@ -305,21 +305,24 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         unknown = sorted(set(pattern) - set(trial["columns"]))
         if unknown:
             raise DomainError(f"constraint {dict(pattern)} names no column {unknown[0]!r}")
-    for name, what in asked:  # public bounds too narrow for the sub-bins asked for
+    for name, what in asked:  # dates: public bounds too narrow for the sub-bins asked for
         column = spec["columns"][name]
-        if what != "edges" or column.get("lower") is None or column.get("upper") is None:
+        # a number's sub-bins may be finer than its grid (they decode to it)
+        if what != "edges" or column["kind"] != "datetime":
             continue
-        if column["kind"] != "datetime":
-            continue  # a number's sub-bins may be finer than its grid (they decode to it)
-        lower, upper = _day_bounds(column)
+        _check_day_resolution(name, column)
+        _day_bounds(column, name)  # bounds that cannot be read fail here, unread
+        if column.get("lower") is None or column.get("upper") is None:
+            continue
+        lower, upper = _day_bounds(column, name)
         if upper - lower < (column.get("refine") or 1):
             raise DomainError(f"column {name!r}: its bounds are narrower than "
                               f"{column.get('refine')} sub-bins of a day; refine less")
     for name, what in asked:
         column = trial["columns"][name]
         if what == "edges" and column["kind"] == "datetime":
-            # bins of exactly the sub-bins asked for: the checks of a bin, in whole days
-            column["bins"], column["width"] = None, f"{column.get('refine') or 1}D"
+            # one bin over the whole range: the checks of a bin cut in whole days
+            column["bins"], column["width"] = None, "73050D"
         elif what == "edges":
             column["bins"] = 1  # one bin: whatever the count learnt, the checks of a bin
         if what in ("precision", "edges"):
@@ -345,10 +348,14 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
 def _repair_bounds(name: str, column: dict[str, Any]) -> None:
     """Bounds in order and bins that fit them: post-processing of the released bounds."""
     if column["kind"] == "datetime":
-        lower, upper = np.datetime64(column["lower"], "D"), np.datetime64(column["upper"], "D")
+        import pandas as pd
+
+        # read as Datetime reads them (rehearsed before the data were read)
+        lower = pd.Timestamp(column["lower"]).floor("D")
+        upper = pd.Timestamp(column["upper"]).floor("D")
         if upper <= lower:
-            upper = lower + np.timedelta64(1, "D")
-        column["lower"], column["upper"] = str(lower), str(upper)
+            upper = lower + pd.Timedelta("1D")
+        column["lower"], column["upper"] = lower.strftime("%Y-%m-%d"), upper.strftime("%Y-%m-%d")
         return
     lower, upper = float(column["lower"]), float(column["upper"])
     if upper <= lower:
@@ -390,9 +397,11 @@ def _edges(edges: np.ndarray, column: Mapping[str, Any], steps: int = 1) -> list
     # each bin holds a value of the grid: the first from the grid's first value in the
     # bounds, the rest one step apart (the last holds its own edge, closed at upper)
     kept, last = [], float(_on_grid(np.array([lower]), unit, np.ceil)[0]) if unit else lower
+    # the last bin [edge, upper] holds its own edge; cut into sub-bins of a step, it needs
+    # as many steps as sub-bins too
+    tail = steps * unit * (1 - 1e-9) if steps > 1 else 0.0
     for edge in inner:
-        if edge - last >= steps * unit * (1 - 1e-9) and edge > last \
-                and upper - edge >= (steps - 1) * unit * (1 - 1e-9):
+        if edge - last >= steps * unit * (1 - 1e-9) and edge > last and upper - edge >= tail:
             kept.append(edge)
             last = edge
     return [column["lower"], *(_round_plain(e) for e in kept), column["upper"]]
@@ -555,14 +564,31 @@ def _days(values: pd.Series, fmt: object, name: str) -> np.ndarray:
     return (micros // 86_400_000_000).astype(np.float64)
 
 
-def _day_bounds(column: Mapping[str, Any]) -> tuple[int, int]:
+def _day_bounds(column: Mapping[str, Any], name: str = "") -> tuple[int, int]:
     """A date column's bounds in days since 1970, outwards to whole days (a stand-in range
     where one is not known yet)."""
-    lower = np.datetime64(column.get("lower") or FIRST_MONTH + "-01")
-    upper = np.datetime64(column.get("upper") or LAST_MONTH + "-01")
-    first = int(lower.astype("datetime64[D]").astype(np.int64))
-    last = upper.astype("datetime64[D]")
-    return first, int(last.astype(np.int64)) + int(last != upper)
+    import pandas as pd
+
+    try:  # read as Datetime reads them
+        lower = pd.Timestamp(column.get("lower") or FIRST_MONTH + "-01")
+        upper = pd.Timestamp(column.get("upper") or LAST_MONTH + "-01")
+    except (TypeError, ValueError) as exc:
+        raise DomainError(f"column {name!r}: bounds: {exc}") from None
+    day = pd.Timedelta("1D").value
+    return lower.value // day, -(-upper.value // day)
+
+
+def _check_day_resolution(name: str, column: Mapping[str, Any]) -> None:
+    import pandas as pd
+
+    resolution = column.get("resolution")
+    try:
+        coarser = resolution is not None and pd.Timedelta(resolution) > pd.Timedelta("1D")
+    except (TypeError, ValueError) as exc:
+        raise DomainError(f"column {name!r}: resolution: {exc}") from None
+    if coarser:
+        raise DomainError(f"column {name!r}: learnt date bins are cut in whole days; leave "
+                          f"resolution out (or at most 1D), or give the bins")
 
 
 def _date(days: float) -> str:

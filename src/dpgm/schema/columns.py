@@ -540,7 +540,7 @@ def grid_steps(values: np.ndarray, unit: float) -> np.ndarray:
     is 3 steps of 0.1, not 2.9999999999999996)."""
     scaled = np.asarray(values, dtype=np.float64) / unit
     near = np.round(scaled)
-    return np.where(np.isclose(scaled, near, rtol=1e-12, atol=1e-9), near, scaled)
+    return np.where(np.abs(scaled - near) <= 1e-9, near, scaled)
 
 
 def _plain_number(x: float) -> int | float:
@@ -659,7 +659,22 @@ class Numeric(Column):
             last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
             return first, last
 
-        coarse_first, coarse_last = steps(self.coarse_edges)
+        def value(k: np.ndarray) -> np.ndarray:  # as _draw writes step k
+            return k if self.integer else np.round(k * unit, self.decimals)
+
+        def steps_exact(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            # the first and last step whose written value the encoder puts in each cell
+            # (an edge such as 0.30000000000000004 is above the value 0.3)
+            first, last = steps(edges)
+            first = np.where(value(first) < edges[:-1], first + 1, first)
+            first = np.where(value(first - 1) >= edges[:-1], first - 1, first)
+            upper = np.concatenate([edges[1:-1], [np.inf]])
+            last = np.where(value(last) >= upper, last - 1, last)
+            last = np.where((value(last + 1) < upper) & (value(last + 1) <= edges[-1]),
+                            last + 1, last)
+            return first, last
+
+        coarse_first, coarse_last = steps_exact(self.coarse_edges)
         empty = np.flatnonzero(coarse_first > coarse_last)
         if empty.size:
             i = int(empty[0])
@@ -669,12 +684,13 @@ class Numeric(Column):
                 if self.integer else
                 f"column {self.name!r}: bins narrower than {self.decimals} decimals can show "
                 f"([{a}, {b}) holds no value written with {self.decimals} decimals)")
-        first, last = steps(self.edges)
+        first, last = steps_exact(self.edges)
+        self._hollow = first > last  # sub-bins that hold no value of the grid
         if self.refine > 1:  # a sub-bin without a value of the grid: the nearest in its bin
             of_bin = np.repeat(np.arange(len(coarse_first)), self.refine)
             below = np.clip(first - 1, coarse_first[of_bin], coarse_last[of_bin])
-            hollow = first > last
-            first, last = np.where(hollow, below, first), np.where(hollow, below, last)
+            first = np.where(self._hollow, below, first)
+            last = np.where(self._hollow, below, last)
         return first, last
 
     @property
@@ -692,11 +708,10 @@ class Numeric(Column):
         if self.integer:
             first, last = self._grid
             # a sub-bin that holds no whole number is named by its range
-            holds = (first >= np.ceil(e[:-1] - 1e-9)) & (last <= e[1:])
             return _distinct_labels(lambda k: tuple(
-                (_format(a, k) if a == b else f"{_format(a, k)}-{_format(b, k)}") if held
-                else f"[{_format(e[i], k)}, {_format(e[i + 1], k)})"
-                for i, (a, b, held) in enumerate(zip(first, last, holds))))
+                f"[{_format(e[i], k)}, {_format(e[i + 1], k)})" if hollow
+                else _format(a, k) if a == b else f"{_format(a, k)}-{_format(b, k)}"
+                for i, (a, b, hollow) in enumerate(zip(first, last, self._hollow))))
         return _distinct_labels(lambda k: tuple(
             f"[{_format(e[i], k)}, {_format(e[i + 1], k)}{']' if i == n - 1 else ')'}"
             for i in range(n)))
@@ -952,8 +967,11 @@ class Datetime(Column):
 
         fmt = "%Y-%m-%d" if self.resolution == "1D" else "%Y-%m-%dT%H:%M:%S"
         out: dict[str, Any]
-        if self.width is None:
-            out = {"bins": [pd.Timestamp(int(e)).strftime(fmt) for e in self.coarse_edges]}
+        if self.width is None:  # the edges as given: to the second where one is not a day
+            day = pd.Timedelta("1D").value
+            edge_fmt = "%Y-%m-%d" if not (self.coarse_edges % day).any() else None
+            out = {"bins": [pd.Timestamp(int(e)).strftime(edge_fmt) if edge_fmt
+                            else pd.Timestamp(int(e)).isoformat() for e in self.coarse_edges]}
         else:
             out = {"lower": self.lower.strftime(fmt), "upper": self.upper.strftime(fmt),
                    "width": _timedelta_text(self.width)}
