@@ -286,6 +286,8 @@ def _learn(frame: pd.DataFrame, filled: dict[str, Any], asked: list[tuple[str, s
             _repair_labels(name, columns[name])
         elif what == "range":
             _repair_bounds(name, columns[name])
+        elif what == "precision" and (name, "range") not in asked:
+            _repair_bin_count(name, columns[name])
     _repair_constraints(filled)
     return Schema.from_json(filled)
 
@@ -373,6 +375,26 @@ def _repair_bounds(name: str, column: dict[str, Any]) -> None:
                   f"{decimals} decimals; its upper bound was widened to {upper:g}")
     column["lower"] = int(lower) if float(lower).is_integer() else lower
     column["upper"] = int(upper) if float(upper).is_integer() else upper
+
+
+def _repair_bin_count(name: str, column: dict[str, Any]) -> None:
+    """No more equal-width bins than the public bounds hold values of the precision just
+    learnt (each bin must hold one): post-processing, so that a run that spent on the
+    precision still writes its schema."""
+    bins = column.get("bins")
+    if isinstance(bins, bool) or not isinstance(bins, int):
+        return
+    lower, upper = float(column["lower"]), float(column["upper"])
+    if column.get("integer"):
+        fit = math.floor(upper) - math.ceil(lower) + 1
+    elif isinstance(column.get("decimals"), int):
+        fit = math.floor((upper - lower) / 10.0 ** -column["decimals"] + 1e-9)
+    else:
+        return
+    if 1 <= fit < bins:
+        column["bins"] = fit
+        _note(f"column {name!r}: each bin must hold a value at the precision learnt; "
+              f"{fit} bin(s) instead of {bins}")
 
 
 def _edges(edges: np.ndarray, column: Mapping[str, Any], steps: int = 1) -> list[float | int]:

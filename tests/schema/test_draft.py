@@ -216,3 +216,20 @@ def test_bounds_that_fell_back_to_one_bin_say_so():
     spec = {"columns": {"x": {"kind": "numeric", "bins": 2}}}
     with pytest.warns(SchemaNote, match="fell back|largest noisy count"):
         discover(frame, spec, epsilon=0.1, rng=1)
+
+
+@pytest.mark.filterwarnings("ignore::dpgm.errors.SchemaNote")
+def test_a_precision_learnt_too_coarse_for_the_bins_asked_costs_fewer_bins_not_the_run():
+    rng = np.random.default_rng(0)
+    # whole numbers 0..5 in ten public bins: some bins would hold no whole number
+    frame = pd.DataFrame({"x": rng.integers(0, 6, 2000),
+                          "y": np.round(rng.uniform(0, 1, 2000), 1)})
+    spec = {"columns": {
+        "x": {"kind": "numeric", "lower": 0, "upper": 5, "bins": 10, "integer": None,
+              "decimals": None},
+        "y": {"kind": "numeric", "lower": 0, "upper": 1, "bins": 20, "integer": None,
+              "decimals": None}}}
+    schema, budget = discover(frame, spec, epsilon=1.0, rng=0)  # spent, and written
+    assert [e.label for e in budget.ledger] == ["precision of x", "precision of y"]
+    assert schema.columns["x"].integer and schema.columns["x"].size == 6
+    assert schema.columns["y"].decimals == 1 and schema.columns["y"].size == 10
