@@ -1,7 +1,8 @@
 """What the peer runners share (stdlib only: each runs in its peer's own venv): their
-command line and the peak memory they report."""
+command line and the line of JSON they report."""
 
 import argparse
+import json
 import resource
 
 
@@ -23,3 +24,10 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     return ap
+
+
+def report(t0: float, t1: float, t2: float, notes: str) -> None:
+    """Print the runner's one line of JSON: fit, sample and total seconds (from the
+    perf_counter readings before the fit, after it and after sampling), peak MiB, notes."""
+    print(json.dumps({"fit_s": t1 - t0, "sample_s": t2 - t1, "total_s": t2 - t0,
+                      "peak_rss_mib": peak_rss_mib(), "notes": notes}))

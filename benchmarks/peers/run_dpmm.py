@@ -21,7 +21,7 @@ import sys
 import time
 
 import pandas as pd
-from _runner import parser, peak_rss_mib
+from _runner import parser, report
 from dpmm.pipelines import AIMPipeline, MSTPipeline
 
 
@@ -61,8 +61,7 @@ def main():
              f"over numeric columns (spent {spent}), pure eps-DP Laplace, charged on top of "
              f"the model's epsilon {a.epsilon - (proc_eps or 0.0):g} (zCDP, delta={a.delta:g}); "
              f"decoding draws uniformly within the bin, integers rounded.")
-    print(json.dumps({"fit_s": t1 - t0, "sample_s": t2 - t1, "total_s": t2 - t0,
-                      "peak_rss_mib": peak_rss_mib(), "notes": notes}))
+    report(t0, t1, t2, notes)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from _runner import parser, peak_rss_mib
+from _runner import parser, report
 from snsynth import Synthesizer
 from snsynth.transform import BinTransformer, LabelTransformer
 
@@ -64,8 +64,7 @@ def main():
              f"preprocessor_eps > 0, subtracted from epsilon); categorical labels are read "
              f"from the data by LabelTransformer (no DP, no way to pass public labels); "
              f"model epsilon {synth.epsilon:g}, delta={a.delta:g} (zCDP).")
-    print(json.dumps({"fit_s": t1 - t0, "sample_s": t2 - t1, "total_s": t2 - t0,
-                      "peak_rss_mib": peak_rss_mib(), "notes": notes}))
+    report(t0, t1, t2, notes)
 
 
 if __name__ == "__main__":

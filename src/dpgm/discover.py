@@ -62,11 +62,19 @@ FIRST_MONTH, LAST_MONTH = "1900-01", "2101-01"
 
 
 def questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What must be learnt for ``spec`` (a draft): ``(column, "labels" | "range")``.
+    """What must be learnt for ``spec`` (a draft): ``(column, "labels" | "range" |
+    "precision" | "edges")``.
 
-    Raises for a draft that cannot be completed (a column without a kind), before any
-    data are read.
+    Raises for a draft that cannot be completed (a column without a kind, fields that no
+    answer could make valid), before any data are read.
     """
+    asked = _asked(spec)
+    _filled(spec, asked)  # rehearsed: what cannot hold whatever is learnt fails here, unread
+    return asked
+
+
+def _asked(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The questions of :func:`questions`, not yet rehearsed."""
     if not isinstance(spec, Mapping) or not isinstance(spec.get("columns"), Mapping):
         raise DomainError('a schema is an object with "columns": {name: {"kind": ...}}')
     asked = []
@@ -88,7 +96,6 @@ def questions(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
         if kind in ("numeric", "datetime") and "bins" in column and column["bins"] is None \
                 and column.get("width") is None:  # a date's width is equal-width bins
             asked.append((name, "edges"))
-    _filled(spec, asked)  # rehearsed: what cannot hold whatever is learnt fails here, unread
     return asked
 
 
@@ -106,8 +113,8 @@ def discover(
     """
     epsilon = check_epsilon(epsilon)
     delta = DEFAULT_DELTA if delta is None else check_delta(delta)
-    asked = questions(spec)
-    filled = _filled(spec, asked)
+    asked = _asked(spec)
+    filled = _filled(spec, asked)  # rehearsed, before the data are read
     budget = PrivacyBudget.approximate(epsilon, delta)
     if not asked:
         return Schema.from_json(filled), budget
@@ -166,8 +173,8 @@ def discretize(frame: pd.DataFrame, spec: Mapping[str, Any], budget: PrivacyBudg
     """The schema ``spec`` with the bounds, precision and bins of its numeric and datetime
     columns learnt privately (:func:`numeric_questions`), each question ε-DP at
     ``epsilon``, charged to ``budget`` (a zCDP budget records each as ρ = ε²/2)."""
-    asked = _numeric_only(questions(spec))
-    filled = _filled(spec, asked)
+    asked = _numeric_only(_asked(spec))
+    filled = _filled(spec, asked)  # rehearsed, before the data are read
     if not asked:
         return Schema.from_json(filled)
     _check_columns(frame, asked)
@@ -313,10 +320,9 @@ def _rehearse(spec: Mapping[str, Any], asked: list[tuple[str, str]]) -> None:
         if what != "edges" or column["kind"] != "datetime":
             continue
         _check_day_resolution(name, column)
-        _day_bounds(column, name)  # bounds that cannot be read fail here, unread
+        lower, upper = _day_bounds(column, name)  # bounds that cannot be read fail here
         if column.get("lower") is None or column.get("upper") is None:
-            continue
-        lower, upper = _day_bounds(column, name)
+            continue  # a stand-in range: learnt bounds leave room for the sub-bins
         if upper - lower < (column.get("refine") or 1):
             raise DomainError(f"column {name!r}: its bounds are narrower than "
                               f"{column.get('refine')} sub-bins of a day; refine less")
