@@ -62,6 +62,29 @@ def test_marginals_in_and_out_of_cliques(seed, zeros):
     assert out_of_clique or len(model.tree.cliques) == 1
 
 
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_marginals_across_parts_the_tree_keeps_independent(seed):
+    """Two random models side by side, joined by nothing: a marginal reaching into both
+    is the product of the parts' own (and equals brute force), with evidence too."""
+    left, right = random_model(seed), random_model(seed + 100)
+    names = {a: f"r_{a}" for a in right[0].attrs}
+    domain = Domain(left[0].attrs + tuple(names.values()), left[0].shape + right[0].shape)
+    potentials = {**left[1], **{tuple(names[a] for a in c): v for c, v in right[1].items()}}
+    model = MarkovRandomField(domain, potentials, total=300.0)
+    p, _ = joint(domain, potentials)
+    assert len(model.tree.independent_groups(domain.attrs)) >= 2
+    rng = np.random.default_rng(seed)
+    for attrs in subsets(domain, rng, 15) + [tuple(reversed(domain.attrs))]:
+        np.testing.assert_allclose(model.marginal(attrs), 300.0 * marginal(domain, p, attrs),
+                                   atol=1e-9)
+    first, other = domain.attrs[0], domain.attrs[-1]
+    given = p.copy()
+    given[np.arange(domain[first]) != 1] = 0.0  # the first attribute is the first axis
+    expected = marginal(domain, given / given.sum(), (other, first))
+    np.testing.assert_allclose(model.marginal((other, first), given={first: 1}),
+                               300.0 * expected, atol=1e-9)
+
+
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_many_marginals_in_one_calibration_equal_the_one_by_one_marginals(seed):
     domain, _, model, p, _ = random_model(seed, 0.3, total=500.0)

@@ -18,7 +18,15 @@ import numpy as np
 
 from dpgm.dataset import CountingSource
 from dpgm.domain import Domain
-from dpgm.engines.encoding import DUCKDB, Dialect, encode_column, kind_of, prepared, problem
+from dpgm.engines.encoding import (
+    DUCKDB,
+    GROUPING_BITS,
+    Dialect,
+    encode_column,
+    kind_of,
+    prepared,
+    problem,
+)
 from dpgm.errors import DataError
 from dpgm.schema import parse
 
@@ -333,7 +341,24 @@ class SQLCounts(CountingSource):
         return [(counted[c] if c in counted else cache[c]).copy() for c in cliques]
 
     def _count(self, cliques: list[tuple[str, ...]]) -> list[np.ndarray]:
-        """The marginals on ``cliques``, counted in one pass."""
+        """The marginals on ``cliques``, in one pass per batch of at most
+        ``dialect.max_sets`` cliques (DuckDB: 32) that together group by at most
+        ``dialect.max_grouped`` columns (Spark: 63)."""
+        if not any(cliques):
+            return [np.array(self.total) for _ in cliques]
+        batches = grouping_batches(cliques, self.dialect.max_grouped, self.dialect.max_sets)
+        passes = "one pass" if len(batches) == 1 else f"{len(batches)} passes"
+        columns = len({a for c in cliques for a in c})
+        # which engine counts is not said: --engine auto chose it from the file's size
+        self._say(f"counting {len(cliques)} marginal(s) on {columns} attribute(s) in "
+                  f"{passes} over the records")
+        counted: dict[tuple[str, ...], np.ndarray] = {}
+        for batch in batches:
+            counted.update(zip(batch, self._count_batch(batch), strict=True))
+        return [counted[c] for c in cliques]
+
+    def _count_batch(self, cliques: list[tuple[str, ...]]) -> list[np.ndarray]:
+        """The marginals on ``cliques``, counted in one GROUPING SETS pass."""
         # in order of first appearance in the grouping sets: Spark's grouping_id wants
         # the grouping columns in that order (DuckDB takes any)
         columns = list(dict.fromkeys(a for c in cliques for a in c))
@@ -341,11 +366,11 @@ class SQLCounts(CountingSource):
             return [np.array(self.total) for _ in cliques]
         sets = ", ".join("(" + ", ".join(self._q(a) for a in c) + ")" for c in cliques)
         selected = ", ".join(self._q(a) for a in columns)
-        # a bit per column, set where the column is not grouped, the first the highest
-        grouping = f"{self.dialect.grouping}({selected})"
-        # which engine counts is not said: --engine auto chose it from the file's size
-        self._say(f"counting {len(cliques)} marginal(s) on {len(columns)} attribute(s) in "
-                  "one pass over the records")
+        # one bitmask per run of GROUPING_BITS columns: a bit per column, set where the
+        # column is not grouped, the run's first column the highest
+        runs = [columns[k:k + GROUPING_BITS] for k in range(0, len(columns), GROUPING_BITS)]
+        grouping = ", ".join(f"{self.dialect.grouping}({', '.join(self._q(a) for a in run)})"
+                             for run in runs)
         source, measure = self._from, self._measure()
         if self.dialect.preaggregate and len(cliques) > 1:
             # the records' distinct cells first: the grouping sets then expand each cell,
@@ -354,23 +379,49 @@ class SQLCounts(CountingSource):
                       f"GROUP BY {selected}) AS _cells")
             measure = "sum(_dpgm_n)"
         rows = self._run(f"SELECT {grouping}, {selected}, {measure} FROM {source} "
-                           f"GROUP BY GROUPING SETS ({sets})")
-        ids = np.asarray(rows[0])
+                         f"GROUP BY GROUPING SETS ({sets})")
+        masks = np.stack([np.asarray(r, dtype=np.int64) for r in rows[:len(runs)]], axis=1)
+        values = np.asarray(rows[-1], dtype=np.float64)
+        # the result's rows of each grouping set, found once for all sets
+        found, which = np.unique(masks, axis=0, return_inverse=True)
+        order = np.argsort(which.ravel(), kind="stable")
+        starts = np.searchsorted(which.ravel()[order], np.arange(len(found) + 1))
+        where = {tuple(int(m) for m in mask): order[starts[k]:starts[k + 1]]
+                 for k, mask in enumerate(found)}
         out = []
         for clique in cliques:
             shape = self.domain.project(clique).shape
             table = np.zeros(int(np.prod(shape)), dtype=np.float64)
-            # grouping() has bit j set (from the left) when columns[j] is not grouped
-            want = sum(1 << (len(columns) - 1 - columns.index(a))
-                       for a in columns if a not in clique)
-            mine = ids == want
-            values = np.asarray(rows[-1], dtype=np.float64)[mine]
+            want = tuple(sum(1 << (len(run) - 1 - j) for j, a in enumerate(run)
+                             if a not in clique) for run in runs)
+            mine = where.get(want, np.empty(0, dtype=np.int64))
             if clique:
-                codes = tuple(np.asarray(rows[1 + columns.index(a)])[mine]
+                codes = tuple(np.asarray(rows[len(runs) + columns.index(a)])[mine]
                               .astype(np.int64) for a in clique)
-                np.add.at(table, np.ravel_multi_index(codes, shape), values)
+                np.add.at(table, np.ravel_multi_index(codes, shape), values[mine])
             else:
-                table[0] = values.sum()
+                table[0] = values[mine].sum()
             out.append(table.reshape(shape) if clique else np.array(table[0]))
         return out
 
+
+def grouping_batches(cliques: Sequence[tuple[str, ...]], max_columns: int | None,
+                     max_sets: int | None = None) -> list[list[tuple[str, ...]]]:
+    """``cliques`` in batches of at most ``max_sets`` that each group by at most
+    ``max_columns`` columns (None: no limit), first fit in the given order: few batches
+    where neighbouring cliques share columns."""
+    batches: list[tuple[list[tuple[str, ...]], set[str]]] = []
+    open_ = []  # the batches that may still take a clique
+    for clique in cliques:
+        for place, (batch, columns) in enumerate(open_):
+            if max_columns is None or len(columns) + len(set(clique) - columns) <= max_columns:
+                batch.append(clique)
+                columns.update(clique)
+                if len(batch) == max_sets or len(columns) == max_columns:
+                    del open_[place]
+                break
+        else:
+            batches.append(([clique], set(clique)))
+            if max_sets != 1 and len(clique) != max_columns:
+                open_.append(batches[-1])
+    return [batch for batch, _ in batches]

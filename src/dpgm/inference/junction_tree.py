@@ -176,6 +176,20 @@ class JunctionTree:
             return self._index[attrs]
         return smallest_containing(self.cliques, attrs, self.domain)
 
+    def independent_groups(self, attrs: Iterable[str]) -> list[tuple[str, ...]]:
+        """``attrs`` split by the parts of the tree that empty separators cut apart (in the
+        order first met): every distribution on this tree makes the groups independent."""
+        if "_part_of" not in self.__dict__:
+            part = [0] * len(self.cliques)
+            for count, i in enumerate(self.order):
+                part[i] = part[self.parent[i]] if self.separator(i) else count
+            # running intersection: the cliques holding an attribute share its part
+            self._part_of = {a: part[i] for i, c in enumerate(self.cliques) for a in c}
+        groups: dict[int, list[str]] = {}
+        for attr in attrs:
+            groups.setdefault(self._part_of[attr], []).append(attr)
+        return [tuple(g) for g in groups.values()]
+
     def steiner_subtree(self, attrs: Iterable[str]) -> list[int]:
         """A small connected set of cliques that together contain ``attrs`` (root first)."""
         attrs = set(attrs)

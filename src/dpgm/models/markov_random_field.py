@@ -271,7 +271,13 @@ class MarkovRandomField(ModelBase):
                 table = self._loopy_marginal(attrs, complete=True)
             if table is not None:
                 return table
-        cal = self._calibrated(evidence)
+        return self._calibrated_probabilities(attrs, self._calibrated(evidence)) * self.total
+
+    def _calibrated_probabilities(self, attrs: tuple[str, ...], cal: Calibration
+                                  ) -> np.ndarray:
+        """The probabilities of the cells on ``attrs`` from the calibration ``cal``: a
+        clique's belief summed down, the product of the marginals of parts the tree keeps
+        independent, or variable elimination on the subtree that holds them."""
         i = self.tree.find(attrs)
         if i is not None:
             clique = self.tree.cliques[i]
@@ -279,10 +285,17 @@ class MarkovRandomField(ModelBase):
             log_table = logsumexp(cal.log_beliefs[i], drop, keepdims=True) - cal.log_partition
             kept = [a for a in clique if a in attrs]
             table = np.exp(log_table).reshape(self.domain.project(kept).shape)
-            return np.transpose(table, [kept.index(a) for a in attrs]) * self.total
+            return np.transpose(table, [kept.index(a) for a in attrs])
+        groups = self.tree.independent_groups(attrs)
+        if len(groups) > 1:
+            table = np.ones(())
+            for group in groups:
+                table = np.multiply.outer(table, self._calibrated_probabilities(group, cal))
+            joined = [a for group in groups for a in group]
+            return np.transpose(table, [joined.index(a) for a in attrs])
         factors = self._subtree_log_conditionals(attrs, cal)
         result, _ = variable_elimination(factors, attrs, log_space=True)
-        return np.exp(result.values) * self.total
+        return np.exp(result.values)
 
     def _exact_available(self) -> bool:
         """Whether exact inference is within reach (the junction tree is small enough)."""
