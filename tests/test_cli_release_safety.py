@@ -127,9 +127,14 @@ PUBLIC_CASES = {
         ],
         "over the memory limit",
     ),
-    "rows 1e12": (
+    "rows 1e12": (  # more than the free disk space holds as CSV
         lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv", "--rows", "1e12"),
-        "1,000,000,000,000 synthetic records would need",
+        "1,000,000,000,000 records of 4 columns need at least",
+    ),
+    "a chunk of 1e11 rows": (  # memory holds one chunk: a chunk too large for it
+        lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv.gz", "--rows", "1e12",
+                                       "--chunk-rows", "1e11"),
+        "100,000,000,000 synthetic records would need",
     ),
     "dualquery with a 1e9-cell clique": (
         lambda t, csv, dom: synth_args(

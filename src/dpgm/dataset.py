@@ -354,16 +354,15 @@ def read_raw_table(path: str | PathLike[str]) -> pd.DataFrame:
 def _read_parquet(path: str | PathLike[str], options: dict) -> pd.DataFrame:
     """A Parquet file as a DataFrame, by pyarrow or else DuckDB (``nrows=0``: the header;
     ``dtype=str``: values as text)."""
-    import pandas as pd
 
     header_only = options.get("nrows") == 0  # the file's schema, not its records
     try:
-        if header_only:
-            import pyarrow.parquet
+        import pyarrow.parquet
 
-            frame = pyarrow.parquet.read_schema(path).empty_table().to_pandas()
-        else:
-            frame = pd.read_parquet(path)
+        # dates as datetime64, as DuckDB reads them (pyarrow's default is Python dates)
+        table = (pyarrow.parquet.read_schema(path).empty_table() if header_only
+                 else pyarrow.parquet.read_table(path))
+        frame = table.to_pandas(date_as_object=False)
     except ImportError:
         try:
             import duckdb

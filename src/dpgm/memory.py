@@ -83,6 +83,18 @@ def check_memory(
     raise ModelTooLargeError(message)
 
 
+#: the codes one chunk of streamed synthetic records holds at most (64 MiB at 8 bytes each)
+CHUNK_CELLS = 2**23
+#: the most and fewest records of a chunk by default (``chunk_rows``)
+MOST_CHUNK_ROWS, FEWEST_CHUNK_ROWS = 1_000_000, 10_000
+
+
+def default_chunk_rows(width: int) -> int:
+    """Records per chunk of streamed synthesis: a million, fewer for wide tables, so that
+    a chunk's codes take at most 64 MiB (``CHUNK_CELLS``), and never under 10,000."""
+    return int(min(MOST_CHUNK_ROWS, max(FEWEST_CHUNK_ROWS, CHUNK_CELLS // max(width, 1))))
+
+
 def check_rows(rows: int, width: int, limit: float, *, copies: int = 1) -> None:
     """Refuse ``rows`` synthetic records of ``width`` attributes (``copies`` alive at once)."""
     check_memory(

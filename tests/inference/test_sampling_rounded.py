@@ -187,3 +187,31 @@ def test_unknown_method_raises(method):
     _, _, model, _, _ = random_model(0)
     with pytest.raises(ValueError, match="unknown sampling method"):
         model.sample(10, rng=0, method=method)
+
+
+@pytest.mark.parametrize("seed", MODEL_SEEDS)
+def test_chunked_rounded_sampling_keeps_its_quality(seed):
+    """100,000 records in 10 chunks, each rounded on its own, against one whole sample:
+    the L1 error of every 2-way marginal (mean of 3 samples) stays within a tenth of the
+    error independent (exact) draws would have, the noise that rounding removes, and below
+    0.4 of it; power: exact draws are far above (measured: chunked 0.09-0.28 of the exact
+    draws' error, whole 0.04-0.33)."""
+    from dpgm import Dataset
+
+    domain, _, model, p, _ = random_model(seed, total=100_000.0)
+    n = 100_000
+    pairs = list(combinations(domain.attrs, 2))
+    truth = [n * marginal(domain, p, pair) for pair in pairs]
+
+    def error(records) -> float:
+        return sum(float(np.abs(c - t).sum()) for c, t in zip(records.marginals(pairs), truth))
+
+    # E|count - n·q| of a multinomial cell, summed over the cells
+    exact = sum(float(np.sqrt(2 / np.pi * t * (1 - t / n)).sum()) for t in truth)
+    chunked = np.mean([error(Dataset(np.concatenate(
+        [c.records for c in model.synthetic_chunks(n, rng=s, chunk_rows=10_000)]), domain))
+        for s in range(3)])
+    whole = np.mean([error(model.synthetic_data(n, rng=s)) for s in range(3)])
+    assert chunked < 0.4 * exact
+    assert abs(chunked - whole) < 0.1 * exact
+    assert error(model.sample(n, rng=seed, method="exact")) > 0.6 * exact

@@ -409,3 +409,46 @@ def test_exact_inference_refuses_a_junction_tree_over_the_memory_limit():
     model.max_memory = 2**20
     with pytest.raises(ModelTooLargeError, match="exact inference on this model"):
         model.marginal(["a"])
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_family_streams_its_records_in_chunks(family):
+    """synthetic_chunks: chunks of at most chunk_rows, reproducible from a seed; one chunk
+    of n is synthetic_data's sample; given holds in every chunk; n = 0 is one empty chunk."""
+    model = FAMILIES[family]()
+    whole = model.synthetic_data(90, rng=5)
+    (one,) = model.synthetic_chunks(90, rng=5, chunk_rows=90)
+    np.testing.assert_array_equal(one.records, whole.records)
+    chunks = list(model.synthetic_chunks(90, rng=5, chunk_rows=25))
+    assert [len(c) for c in chunks] == [25, 25, 25, 15]
+    assert all(c.domain == model.domain for c in chunks)
+    again = model.synthetic_chunks(90, rng=5, chunk_rows=25)
+    assert all(np.array_equal(a.records, b.records) for a, b in zip(chunks, again))
+    assert not all(np.array_equal(chunks[0].records, c.records[:25]) for c in chunks[1:3])
+    first = model.domain.attrs[0]
+    given = {first: model.domain.label(first, 1)}
+    if family == "tables":  # independent tables cannot condition
+        with pytest.raises(dpgm.DpgmError, match="given needs a graphical model"):
+            next(model.synthetic_chunks(60, rng=6, given=given, chunk_rows=16))
+    else:
+        for chunk in model.synthetic_chunks(60, rng=6, given=given, chunk_rows=16):
+            assert (chunk.records[:, 0] == 1).all()
+    assert [len(c) for c in model.synthetic_chunks(0)] == [0]
+    with pytest.raises(dpgm.DpgmError, match="chunk_rows"):
+        model.synthetic_chunks(10, chunk_rows=0)
+
+
+def test_decoded_chunks_keep_the_schema_dtypes():
+    """A schema's model streams DataFrames in original units, every chunk with the same
+    dtypes, and one chunk of n is synthetic_data's."""
+    schema = Schema.from_json(SPEC)
+    mechanism = MST(1.0)
+    model = mechanism.fit(raw_table(300, seed=2), rng=0, schema=schema)
+    whole = model.synthetic_data(120, rng=4)
+    (one,) = model.synthetic_chunks(120, rng=4, chunk_rows=500)
+    pd.testing.assert_frame_equal(one, whole)
+    chunks = list(model.synthetic_chunks(120, rng=4, chunk_rows=7))
+    assert sum(len(c) for c in chunks) == 120 and len(chunks) == 18
+    assert all(c.dtypes.equals(whole.dtypes) for c in chunks)
+    streamed = list(mechanism.synthetic_chunks(50, rng=4, chunk_rows=20))
+    assert [len(c) for c in streamed] == [20, 20, 10]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from dpgm.cli.common import (  # noqa: F401 (parse_query: dpgm.cli.bn named it first)
+    add_chunk_option,
     parse_pairs,
     parse_query,
     parse_variables,
@@ -123,20 +124,29 @@ def _map(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from dpgm.cli.common import check_format, check_row_memory, write_table
+    from dpgm.cli.common import check_row_memory
+    from dpgm.cli.output import check_disk_space, check_format, chunk_count, write_synthetic
     from dpgm.files import check_output
-    from dpgm.memory import DEFAULT_MAX_MEMORY
+    from dpgm.memory import DEFAULT_MAX_MEMORY, default_chunk_rows
+    from dpgm.random import as_generator
 
     out = check_output(args.out, force=args.force, inputs=[args.model])
     check_format(args.out)
     network = _read_network(args.model)
     evidence = _checked_evidence(network, parse_pairs(args.evidence, "--evidence"))
+    width = len(network.variables)
+    size = args.chunk_rows or default_chunk_rows(width)
     # its message names --max-memory and --rows: both are options of bn sample
     limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
-    check_row_memory(args.rows, len(network.variables), limit)
-    frame = network.simulate(args.rows, evidence or None, rng=args.seed)
-    write_table(frame, out)
-    say(f"wrote {len(frame)} records to {out}")
+    check_row_memory(min(args.rows, size), width, limit)
+    check_disk_space(out, args.rows, width)
+    generator = as_generator(args.seed)
+    # independent draws (forward sampling): chunks of them are draws of the whole
+    chunks = (network.simulate(min(size, args.rows - start), evidence or None, rng=generator)
+              for start in range(0, max(args.rows, 1), size))
+    written = write_synthetic(chunks, out, network.domain, labels=True,
+                              count=chunk_count(args.rows, args.chunk_rows, width))
+    say(f"wrote {written} records to {out}")
     return 0
 
 
@@ -221,6 +231,7 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
         help="makes the sample reproducible (sampling a released model is post-processing; "
         "default: none)",
     )
+    add_chunk_option(sample)
     sample.add_argument("--out", required=True,
                         help="where to write the records (.csv; - for standard output)")
     sample.add_argument("--force", action="store_true", help="overwrite --out if it exists")

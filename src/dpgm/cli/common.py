@@ -242,33 +242,6 @@ def given_values(pairs: Sequence[str] | None, schema, domain) -> dict[str, list[
     return given
 
 
-def write_table(frame, out, schema=None) -> None:
-    """Write a DataFrame as CSV (times in their column's format, so that the file reads
-    back by the schema), or Parquet for a .parquet path, whole or not at all."""
-    from dpgm.files import atomic_write
-
-    if str(out).endswith(".parquet"):
-        with atomic_write(out, "wb") as handle:
-            frame.to_parquet(handle, index=False)
-        return
-    if schema is not None:
-        frame = schema.as_text(frame)
-    with atomic_write(out) as handle:
-        frame.to_csv(handle, index=False)
-
-
-def check_format(out: str) -> None:
-    from dpgm.errors import ParameterError
-
-    if str(out).endswith(".parquet"):
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ParameterError(
-                "writing Parquet needs pyarrow (pip install pyarrow); or write a .csv"
-            ) from None
-
-
 def prepare_outputs(args: argparse.Namespace, inputs: Sequence[str | None],
                     outputs: Sequence[str] = ("out", "ledger")) -> dict:
     """The one pre-read check of a command's outputs, before anything is read or spent:
@@ -290,14 +263,29 @@ def prepare_outputs(args: argparse.Namespace, inputs: Sequence[str | None],
     return checked
 
 
-def report_spend(budget, ledger, out) -> None:
+def report_spend(budget, ledger, out, *, failed: bool = False) -> None:
     """End a run that spent budget: the ledger file where asked for, and the ledger line
-    (on standard error where the output ``out`` went to standard output)."""
+    (on standard error where the output ``out`` went to standard output, or where the run
+    ``failed`` after spending, beside its error)."""
     from dpgm.files import writes_to_stdout
 
     if ledger is not None:
-        write_ledger(ledger, budget)
-    print(ledger_line(budget), file=sys.stderr if writes_to_stdout(out) else sys.stdout)
+        try:
+            write_ledger(ledger, budget)
+        except OSError:
+            if not failed:  # a full disk failed the run already: its line is still owed
+                raise
+    print(ledger_line(budget),
+          file=sys.stderr if failed or writes_to_stdout(out) else sys.stdout, flush=True)
+
+
+def add_chunk_option(command: argparse.ArgumentParser) -> None:
+    """``--chunk-rows``: the records sampled and written at a time."""
+    command.add_argument(
+        "--chunk-rows", type=positive_count, default=None, metavar="N",
+        help="records sampled and written at a time: memory holds one chunk whatever "
+        "--rows (default: a million, fewer for wide tables, so that a chunk's codes take "
+        "at most 64 MiB)")
 
 
 def write_ledger(path, budget) -> None:

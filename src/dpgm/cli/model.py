@@ -12,6 +12,7 @@ import json
 import sys
 
 from dpgm.cli.common import (
+    add_chunk_option,
     parse_pairs,
     parse_query,
     parse_variables,
@@ -92,30 +93,27 @@ def _info(args: argparse.Namespace) -> int:
 
 # -- sample -----------------------------------------------------------------------------------
 def _sample(args: argparse.Namespace) -> int:
-    from dpgm.cli.common import (
-        check_default_rows,
-        check_format,
-        check_row_memory,
-        given_values,
-        write_table,
-    )
+    from dpgm.cli.common import check_default_rows, check_row_memory, given_values
+    from dpgm.cli.output import check_disk_space, check_format, chunk_count, write_synthetic
     from dpgm.files import check_output
-    from dpgm.memory import DEFAULT_MAX_MEMORY
+    from dpgm.memory import DEFAULT_MAX_MEMORY, default_chunk_rows
 
     out = check_output(args.out, force=args.force, inputs=[args.model])
     check_format(args.out)
     model = _read(args.model)
     given = given_values(args.given, model.schema, model.domain)
+    width = len(model.domain)
     if args.rows is None:
         check_default_rows(model.total)
-    else:
-        limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
-        check_row_memory(args.rows, len(model.domain), limit)
-    records = model.synthetic_data(args.rows, rng=args.seed, given=given or None,
-                                   max_memory=args.max_memory)
-    frame = records if model.schema is not None else records.to_pandas(labels=True)
-    write_table(frame, out, model.schema)
-    say(f"wrote {len(frame)} records to {out}")
+    rows = max(int(round(model.total)), 0) if args.rows is None else args.rows
+    limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
+    check_row_memory(min(rows, args.chunk_rows or default_chunk_rows(width)), width, limit)
+    check_disk_space(out, rows, width)
+    chunks = model.synthetic_chunks(rows, rng=args.seed, given=given or None,
+                                    chunk_rows=args.chunk_rows, max_memory=args.max_memory)
+    written = write_synthetic(chunks, out, model.domain, model.schema, labels=True,
+                              count=chunk_count(rows, args.chunk_rows, width))
+    say(f"wrote {written} records to {out}")
     return 0
 
 
@@ -163,6 +161,7 @@ def add_commands(commands, *, seed, positive_count, memory_size) -> None:
                         help="makes the sample reproducible (default: none)")
     sample.add_argument("--max-memory", type=memory_size, default=None,
                         help="memory limit for the records (default: half this machine's RAM)")
+    add_chunk_option(sample)
     sample.add_argument("--out", required=True,
                         help="where to write the records (.csv, .parquet; - for standard "
                         "output), in original units where the model has a schema, else labels")

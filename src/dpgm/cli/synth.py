@@ -10,9 +10,9 @@ from dpgm.cli.common import (
     ESTIMATORS,
     FLAGS,
     MECHANISMS,
+    add_chunk_option,
     add_engine_option,
     check_default_rows,
-    check_format,
     check_row_memory,
     choose_engine,
     given_values,
@@ -28,7 +28,6 @@ from dpgm.cli.common import (
     sampling_seed,
     say,
     seed,
-    write_table,
 )
 
 PASSED_ON = ("iters", "max_cells")
@@ -65,21 +64,32 @@ def _build_mechanism(args: argparse.Namespace, budget: dict | None = None):
 
 
 def _synth(args: argparse.Namespace) -> int:
-    """``dpgm synth``: fit, then write synthetic records (and the model, where asked)."""
+    """``dpgm synth``: fit, then write synthetic records chunk by chunk (and the model,
+    where asked)."""
+    from dpgm.cli.output import check_disk_space, chunk_count, write_synthetic
+
     mechanism, outputs = fit_checked(args, sample=True)
-    if outputs["model"] is not None:  # first: what was paid for is kept whatever follows
-        mechanism.result.save(outputs["model"])
-        say(f"wrote the model to {outputs['model']}")
-    out = outputs["out"]
-    if args.rows is None and mechanism.releases_model:  # released records are written whole
-        check_default_rows(mechanism.result.total)
-    synthetic = mechanism.synthetic_data(args.rows, rng=sampling_seed(args.seed),
-                                         given=outputs["given"])
-    if mechanism.schema is None:
-        synthetic = synthetic.to_pandas()
-    write_table(synthetic, out, mechanism.schema)
-    say(f"wrote {len(synthetic)} synthetic records to {out}")
-    report_spend(outputs["budget"], outputs["ledger"], out)
+    budget, ledger, out = outputs["budget"], outputs["ledger"], outputs["out"]
+    try:
+        if outputs["model"] is not None:  # first: what was paid for is kept whatever follows
+            mechanism.result.save(outputs["model"])
+            say(f"wrote the model to {outputs['model']}")
+        domain, rows = mechanism.result.domain, args.rows
+        if rows is None:  # the released estimate, or the records released
+            if mechanism.releases_model:
+                check_default_rows(mechanism.result.total)
+            rows = max(int(round(mechanism.result.total)), 0) if mechanism.releases_model \
+                else len(mechanism.result)
+            check_disk_space(out, rows, len(domain))
+        chunks = mechanism.synthetic_chunks(rows, rng=sampling_seed(args.seed),
+                                            given=outputs["given"], chunk_rows=args.chunk_rows)
+        written = write_synthetic(chunks, out, domain, mechanism.schema,
+                                  count=chunk_count(rows, args.chunk_rows, len(domain)))
+    except BaseException:  # the budget was spent: the ledger line is owed whatever failed
+        report_spend(budget, ledger, out, failed=True)
+        raise
+    say(f"wrote {written} synthetic records to {out}")
+    report_spend(budget, ledger, out)
     return 0
 
 
@@ -115,6 +125,8 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
             f"--estimator {mechanism.estimator} of {args.mechanism} releases synthetic records, "
             f"not a model to save: use --estimator pgm")
     if sample:
+        from dpgm.cli.output import check_format
+
         check_format(args.out)
     if learning is None:
         schema, domain = public_inputs(args)
@@ -132,7 +144,12 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
     if given and mechanism.estimator != "pgm":  # table models cannot condition
         raise ParameterError("--given needs the Private-PGM estimator (--estimator pgm)")
     if sample and args.rows is not None:
-        check_row_memory(args.rows, len(domain), mechanism.max_memory)
+        from dpgm.cli.output import check_disk_space
+        from dpgm.memory import default_chunk_rows
+
+        chunk = args.chunk_rows or default_chunk_rows(len(domain))
+        check_row_memory(min(args.rows, chunk), len(domain), mechanism.max_memory)
+        check_disk_space(args.out, args.rows, len(domain))
 
     engine = choose_engine(args, schema, args.data)
     if engine != "numpy" and mechanism.needs_records:
@@ -252,7 +269,8 @@ def add_commands(commands) -> None:
     )
     synth.add_argument(
         "--out", required=True,
-        help="where to write the synthetic table (.csv, or .parquet; - for standard output)"
+        help="where to write the synthetic table (.csv, .csv.gz or .parquet; - for standard "
+        "output), chunk by chunk, whole or not at all"
     )
     synth.add_argument(
         "--rows",
@@ -260,6 +278,7 @@ def add_commands(commands) -> None:
         default=None,
         help="synthetic records to write (default: the model's noisy estimate)",
     )
+    add_chunk_option(synth)
     synth.add_argument(
         "--save-model", default=None, metavar="MODEL.dpgm",
         help="also save the fitted model: dpgm model sample|query|map answer from it later "

@@ -72,7 +72,10 @@ def _rounded_rows(
         counts[np.arange(n_rows), top] += drift
         counts = np.maximum(counts, 0)
     values = np.repeat(np.tile(np.arange(n_cols), n_rows), counts.ravel())
-    dealing = np.lexsort((rng.random(rows.size), rows))  # records grouped by row, shuffled
+    # records grouped by row, in random order within each row: a random permutation,
+    # then a stable sort by row (3x faster than sorting on a random second key)
+    shuffled = rng.permutation(rows.size)
+    dealing = shuffled[np.argsort(rows[shuffled], kind="stable")]
     out = np.empty(rows.size, dtype=np.int64)
     out[dealing] = values
     return out

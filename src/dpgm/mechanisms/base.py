@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from dpgm.constraints import Forbidden, check_forbidden
@@ -33,7 +33,13 @@ from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.cliques import Clique
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import Measurement
-from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
+from dpgm.memory import (
+    DEFAULT_MAX_MEMORY,
+    MEASURED_CELL_BYTES,
+    cells,
+    check_memory,
+    default_chunk_rows,
+)
 from dpgm.models.base import Model, Release
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.models.refinement import RefinedModel, Refinement
@@ -47,6 +53,7 @@ from dpgm.validation import integer, one_of, positive
 from dpgm.workload import Workload, as_workload
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: a function called with each progress line, True (bars, or lines), False or None (silent,
@@ -277,6 +284,45 @@ class Mechanism:
             picks = generator.integers(len(result), size=rows)
             records = Dataset(result.records[picks], result.domain)
         return records if self.schema is None else self.schema.decode(records, generator)
+
+    def synthetic_chunks(
+        self,
+        rows: int | None = None,
+        rng: RngLike = None,
+        given: Mapping[str, object] | None = None,
+        *,
+        chunk_rows: int | None = None,
+    ) -> Iterator[Dataset | pd.DataFrame]:
+        """:meth:`synthetic_data`'s records in chunks of at most ``chunk_rows``, in memory
+        bounded by the chunk (:meth:`dpgm.models.base.ModelBase.synthetic_chunks`); records
+        the mechanism released itself are already in memory and come back in slices."""
+        if self.result is None:
+            raise DpgmError("call fit first: there is no model to sample from")
+        rows = None if rows is None else integer("rows", rows, least=0)
+        if self.releases_model:
+            return self.result.synthetic_chunks(rows, rng, given, chunk_rows=chunk_rows,
+                                                max_memory=self.max_memory)
+        if given:
+            raise ParameterError(
+                "given needs a model; this estimator released records: use estimator='pgm'")
+        size = default_chunk_rows(len(self.result.domain)) if chunk_rows is None else \
+            integer("chunk_rows", chunk_rows, least=1)
+        count = len(self.result) if rows is None else rows
+        if count and not len(self.result):
+            raise DpgmError("the mechanism released no records to draw rows from")
+        return self._released_chunks(rows, count, size, as_generator(rng))
+
+    def _released_chunks(self, rows: int | None, count: int, size: int,
+                         generator: np.random.Generator) -> Iterator[Dataset | pd.DataFrame]:
+        released = self.result
+        for start in range(0, max(count, 1), size):
+            if rows is None or rows == len(released):
+                records = released.records[start:start + size]
+            else:  # resampling released records is post-processing
+                picks = generator.integers(len(released), size=min(size, count - start))
+                records = released.records[picks]
+            chunk = Dataset(records, released.domain)
+            yield chunk if self.schema is None else self.schema.decode(chunk, generator)
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         """The private algorithm: spend ``self.budget`` on ``data``; return the result."""

@@ -15,7 +15,8 @@ pairwise and t-wise models) has the members of :class:`Model`:
   raw values where the model carries a schema);
 * ``synthetic_data(n=None, rng=None, given=None)``: ``n`` records (default: ``total``
   rounded), a :class:`~dpgm.dataset.Dataset` of codes, or a DataFrame in original units
-  where the model carries a schema;
+  where the model carries a schema; ``synthetic_chunks`` gives the same records in
+  chunks, in bounded memory whatever ``n``;
 * ``save(path)``: the model file that :func:`dpgm.load` reads back
   (:mod:`dpgm.models.files`).
 
@@ -26,7 +27,7 @@ whether the run was seeded).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -36,7 +37,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError, DpgmError
-from dpgm.memory import DEFAULT_MAX_MEMORY, check_rows
+from dpgm.memory import DEFAULT_MAX_MEMORY, check_rows, default_chunk_rows
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer
 
@@ -129,6 +130,30 @@ class ModelBase:
         generator = as_generator(rng)
         records = self._records(rows, generator, self._given(given))
         return records if self.schema is None else self.schema.decode(records, generator)
+
+    def synthetic_chunks(self, n: int | None = None, rng: RngLike = None,
+                         given: Mapping[str, object] | None = None, *,
+                         chunk_rows: int | None = None, max_memory: float | None = None
+                         ) -> Iterator[Dataset | pd.DataFrame]:
+        """:meth:`synthetic_data`'s records in chunks of at most ``chunk_rows`` (default:
+        :func:`dpgm.memory.default_chunk_rows`, a million or fewer for wide tables), so
+        that memory is bounded by the chunk whatever ``n``. Each chunk is drawn on its own
+        (rounded sampling per chunk: every cell's count stays unbiased); one chunk of
+        ``n`` records is what :meth:`synthetic_data` gives for the same ``rng``. No
+        records (``n`` 0): one empty chunk, with the columns. Free post-processing."""
+        rows = max(int(round(self.total)), 0) if n is None else integer("n", n, least=0)
+        width = len(self.domain)
+        size = default_chunk_rows(width) if chunk_rows is None else integer(
+            "chunk_rows", chunk_rows, least=1)
+        limit = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
+        check_rows(min(rows, size), width, limit, copies=2)  # one chunk at a time
+        return self._chunks(rows, size, as_generator(rng), self._given(given))
+
+    def _chunks(self, rows: int, size: int, generator: np.random.Generator,
+                labels: dict[str, list] | None) -> Iterator[Dataset | pd.DataFrame]:
+        for start in range(0, max(rows, 1), size):
+            records = self._records(min(size, rows - start), generator, labels)
+            yield records if self.schema is None else self.schema.decode(records, generator)
 
     def _given(self, given: Mapping[str, object] | None) -> dict[str, list] | None:
         """``given`` as labels of the domain: raw values are read by the schema (a number

@@ -220,10 +220,15 @@ class MarkovRandomField(ModelBase):
         """The cached calibration, or one with ``evidence`` (labels or codes) entered."""
         if not evidence:
             return self.calibrate()
-        tables = self.clique_log_potentials(self.domain.evidence(evidence))
-        calibration = self.plan.calibrate(tables, "sum")
+        codes = self.domain.evidence(evidence)
+        key = tuple(sorted((a, tuple(c)) for a, c in codes.items()))
+        last = self.__dict__.get("_given_calibration")
+        if last is not None and last[0] == key:  # the chunks of one conditioned sample
+            return last[1]
+        calibration = self.plan.calibrate(self.clique_log_potentials(codes), "sum")
         if not np.isfinite(calibration.log_partition):
             raise DataError(f"the evidence {dict(evidence)} has probability zero under the model")
+        self._given_calibration = (key, calibration)
         return calibration
 
     def _subtree_log_conditionals(

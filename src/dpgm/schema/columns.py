@@ -507,7 +507,12 @@ class Categorical(Column):
             )
         dtype = self.dtype or self._output_dtype()
         if dtype is None:
-            return pd.Series(values.tolist(), name=self.name)  # infers the string dtype
+            # pandas' string dtype as read_csv gives, taken from the labels (public), never
+            # from the values drawn: every chunk of records gets the same dtype, even one
+            # whose values are all missing
+            strings = all(isinstance(label, str) for label in self.values_labels)
+            dtype = pd.Series(list(self.values_labels)).dtype if strings else object
+            return pd.Series(values.tolist(), name=self.name, dtype=dtype)
         if dtype == "float64":
             values = np.where(missing, np.nan, values)
         return pd.Series(values, name=self.name).astype(dtype)
