@@ -324,13 +324,41 @@ def test_progress_lines_and_given_workload(data):
     lines: list[str] = []
     mechanism = AIM(1.0, progress=lines.append, **FAST)
     mechanism.fit(data, workload=[("a", "b", "c")], rng=0)
-    assert lines[0].startswith("measured 4 one-way marginals")
+    assert lines[0].startswith("AIM: at most 64 rounds; the model may grow to")
+    assert lines[1].startswith("measured 4 one-way marginals")
     rounds = [line for line in lines if line.startswith("round ")]
     assert len(rounds) == len(mechanism.history)
     assert "sigma=" in rounds[0] and "eps_select=" in rounds[0] and "rho used" in rounds[0]
     assert "final model" in lines[-1]
     # candidates are the subsets of abc only: e is never selected
     assert all("e" not in c for c in mechanism.selected)
+
+
+def test_the_outlook_before_the_first_round_says_the_largest_model_and_its_time():
+    """Public facts only: the domain and the settings, the same for any data."""
+    domain = Domain(["a", "b", "c"], [2, 3, 4])
+    text = AIM(1.0, max_model_size=2, round_iters=100, iters=1000).outlook(domain)
+    assert text.startswith("AIM: at most 48 rounds; the model may grow to 262,144 cells "
+                           "(2 MB, max_model_size=)")
+    # 262,144 cells x 7e-8 s: 1.8 s a round of 100 iterations, 18 s for 1000
+    assert "about 2 s a round and 18 s for the final model, 62 s in all at most" in text
+    assert "12 min for the final model" in AIM(1.0, max_model_size=80).outlook(domain)
+
+
+def test_the_command_line_sets_the_model_size_of_aim_only(tmp_path, capsys):
+    from dpgm.cli import main
+
+    data = _quad(n=400)
+    data.to_pandas().to_csv(tmp_path / "data.csv", index=False)
+    data.domain.save(tmp_path / "domain.json")
+    base = ["synth", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+            "--epsilon", "1", "--seed", "0", "--rows", "10", "--max-model-size", "0.5"]
+    assert main(base + ["--mechanism", "aim", "--iters", "20", "--out",
+                        str(tmp_path / "aim.csv")]) == 0
+    assert "the model may grow to 65,536 cells (0.5 MB, --max-model-size)" in \
+        capsys.readouterr().err
+    assert main(base + ["--out", str(tmp_path / "mst.csv")]) == 2
+    assert "--max-model-size does not apply to mst" in capsys.readouterr().err
 
 
 # -- parameters --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ FLAGS = {
     "max_memory": "--max-memory",
     "memory_limit": "--max-memory",
     "max_cells": "--max-cells",
+    "max_model_size": "--max-model-size",
     "force": "--force",
     "rng": "--seed",
 }

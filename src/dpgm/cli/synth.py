@@ -30,7 +30,7 @@ from dpgm.cli.common import (
     seed,
 )
 
-PASSED_ON = ("iters", "max_cells")
+PASSED_ON = ("iters", "max_cells", "max_model_size")
 
 
 def _build_mechanism(args: argparse.Namespace, budget: dict | None = None):
@@ -243,6 +243,14 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
         "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
         "(default: the mechanism's)",
+    )
+    command.add_argument(
+        "--max-model-size",
+        type=real,
+        default=None,
+        metavar="MB",
+        help="aim: the largest model it may grow, in MB of 8-byte cells; it says before its "
+        "first round how long estimating a model that size takes (default: aim's)",
     )
     command.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
     command.add_argument(
