@@ -112,6 +112,9 @@ SPECS = [
          power=est == "pgm")
     for est in ("pgm", "original")
 ] + [
+    Spec("swift", est, 15.0, FAST_PGM, "linear", 1.125, 2000, power=est == "pgm")
+    for est in ("pgm", "original")
+] + [
     Spec("dualquery", est, 15.0, (("count_share", 0.9), ("rounds", 3), ("samples", 3),
                                   *FAST_PGM), "linear", 1.25, 800)
     for est in ("pgm", "original")

@@ -11,12 +11,14 @@ from dpgm.mechanisms.mst import MST
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.privbayes import PrivBayes
 from dpgm.mechanisms.psgd import PSGD
+from dpgm.mechanisms.swift import SWIFT
 from dpgm.models.compression import DomainCompression
 
 #: the synthesizers (a model of the whole table) by their command-line names
 REGISTRY: dict[str, type[Mechanism]] = {
     "mst": MST,
     "aim": AIM,
+    "swift": SWIFT,
     "privbayes": PrivBayes,
     "mwem": MWEM,
     "dualquery": DualQuery,
@@ -65,5 +67,6 @@ __all__ = [
     "PrivBayes",
     "PSGD",
     "StructureLearner",
+    "SWIFT",
     "TwiseLearner",
 ]

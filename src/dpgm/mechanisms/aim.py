@@ -86,9 +86,13 @@ def downward_closure(domain: Domain, workload: Iterable[Iterable[str]]) -> dict[
         for k in range(1, len(clique) + 1):
             for sub in combinations(clique, k):
                 found.setdefault(sub, None)
-    sets = [set(c) for c in cliques]
+    # Σ_s |r ∩ s| = Σ_{a ∈ r} (the workload cliques holding a): linear in the candidates
+    holding: dict[str, int] = {}
+    for clique in cliques:
+        for attr in set(clique):
+            holding[attr] = holding.get(attr, 0) + 1
     ordered = sorted(found, key=len)
-    return {r: sum(len(set(r) & s) for s in sets) for r in ordered}
+    return {r: sum(holding[a] for a in r) for r in ordered}
 
 
 def scores(
