@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,12 @@ import pytest
 _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # also under --import-mode=importlib
     sys.path.insert(0, str(_HERE))
+
+# whichever test starts Spark first (the engine tests' fixture, or a command's own
+# session): two local threads, a failed task retried once, Python workers on this
+# interpreter (it has dpgm)
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2,2] pyspark-shell")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def pytest_addoption(parser):

@@ -76,6 +76,29 @@ def check_disk_space(out: str | os.PathLike[str], rows: int, width: int) -> None
             "write .csv.gz or .parquet, or free some space")
 
 
+def check_spark_output(out: str, *, force: bool = False, inputs=()) -> str:
+    """Where ``--engine spark`` may write its folder of part files: any URI Spark writes
+    (not checked here: a cluster's storage), or a local path whose folder exists, that is
+    none of the inputs, and that exists only with ``force``. Standard output is refused:
+    the records never pass through the driver."""
+    text = str(out)
+    if text == "-" or writes_to_stdout(text):
+        raise OutputError("--engine spark writes the synthetic records from the cluster "
+                          "into a folder of part files: give --out a path, not standard "
+                          "output")
+    if "://" in text and not text.startswith("file:"):
+        return text
+    local = Path(text.removeprefix("file://") if text.startswith("file://") else text)
+    if any(source is not None and os.path.abspath(source) == os.path.abspath(local)
+           for source in inputs):
+        raise OutputError(f"{text} is one of the inputs; write it somewhere else")
+    if not local.parent.is_dir():
+        raise OutputError(f"the folder of {local} does not exist")
+    if local.exists() and not force:
+        raise OutputError(f"{local} exists; pass --force to overwrite it")
+    return text
+
+
 def probe(domain: Domain, decode: Callable[[Dataset], object]) -> object:
     """Every code of every attribute, decoded as the chunks are (a table of public facts
     only, from which a writer takes the columns' types)."""

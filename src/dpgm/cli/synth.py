@@ -81,10 +81,20 @@ def _synth(args: argparse.Namespace) -> int:
             rows = max(int(round(mechanism.result.total)), 0) if mechanism.releases_model \
                 else len(mechanism.result)
             check_disk_space(out, rows, len(domain))
-        chunks = mechanism.synthetic_chunks(rows, rng=sampling_seed(args.seed),
-                                            given=outputs["given"], chunk_rows=args.chunk_rows)
-        written = write_synthetic(chunks, out, domain, mechanism.schema,
-                                  count=chunk_count(rows, args.chunk_rows, len(domain)))
+        if args.engine == "spark" and mechanism.releases_model:
+            from dpgm.engines.spark import sample_to
+
+            # each partition draws its share from the broadcast model and Spark writes it:
+            # no record passes through the driver
+            written = sample_to(mechanism.result, out, rows, seed=sampling_seed(args.seed),
+                                given=outputs["given"], chunk_rows=args.chunk_rows,
+                                force=args.force)
+        else:
+            chunks = mechanism.synthetic_chunks(rows, rng=sampling_seed(args.seed),
+                                                given=outputs["given"],
+                                                chunk_rows=args.chunk_rows)
+            written = write_synthetic(chunks, out, domain, mechanism.schema,
+                                      count=chunk_count(rows, args.chunk_rows, len(domain)))
     except BaseException:  # the budget was spent: the ledger line is owed whatever failed
         report_spend(budget, ledger, out, failed=True)
         raise
@@ -117,8 +127,14 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
         mechanism_budget, run_budget, each = learning.split(mechanism)
         mechanism = _build_mechanism(args, mechanism_budget)
     inputs = (args.data, args.domain, args.schema, args.workload)
-    outputs = prepare_outputs(args, inputs, ("out", "save_model", "ledger") if sample
-                              else ("out", "ledger"))
+    # Spark writes a model's records itself (records a mechanism released are written here)
+    by_spark = sample and args.engine == "spark" and mechanism.releases_model
+    outputs = prepare_outputs(args, inputs, ("save_model", "ledger") if by_spark else
+                              ("out", "save_model", "ledger") if sample else ("out", "ledger"))
+    if by_spark:
+        from dpgm.cli.output import check_spark_output
+
+        outputs["out"] = check_spark_output(args.out, force=args.force, inputs=inputs)
     out, model_out, ledger = outputs["out"], outputs.get("save_model"), outputs["ledger"]
     if not mechanism.releases_model and (not sample or model_out is not None):
         raise ParameterError(

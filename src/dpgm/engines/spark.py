@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from os import PathLike
 
@@ -68,6 +69,9 @@ def start_session(app_name: str = "dpgm", config: Mapping[str, str] | None = Non
     if SparkSession.getActiveSession() is None and not remote and \
             "PYSPARK_GATEWAY_PORT" not in os.environ:
         check_java()
+        # a JVM started from here runs its Python workers on this machine: with this
+        # interpreter, which has dpgm (Spark's default is whatever python3 is on the PATH)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     try:
         return builder.getOrCreate()
     except Exception as exc:  # PySparkRuntimeError, or RuntimeError in older PySpark
@@ -190,3 +194,93 @@ class SparkTable(SQLCounts):
 
     def __repr__(self) -> str:
         return f"SparkTable({self.path!r}, {self.domain!r})"
+
+
+#: Spark's type for each kind of pandas column a model's records come in
+_SPARK_TYPES = {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean",
+                "M": "timestamp_ntz"}
+
+
+def _spark_type(dtype) -> str:
+    """The Spark SQL type of a pandas column of ``dtype`` (text for anything else)."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(dtype, pd.BooleanDtype):
+        return "boolean"
+    if isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):  # Int64 and the like
+        return _SPARK_TYPES.get(np.dtype(dtype.numpy_dtype).kind, "string")
+    try:
+        return _SPARK_TYPES.get(np.dtype(dtype).kind, "string")
+    except TypeError:  # pandas' own string and category dtypes
+        return "string"
+
+
+def sample_to(model, out: str, rows: int, *, session=None, seed: int | None = None,
+              given=None, chunk_rows: int | None = None, force: bool = False,
+              text: bool | None = None, _fail_first_attempt: bool = False) -> int:
+    """Draw ``rows`` records of ``model`` on Spark and write them at ``out`` (any path
+    Spark writes: a folder of part files, Parquet for ``.parquet``, else CSV with a
+    header, gzip for ``.csv.gz``), so that no record passes through the driver; returns
+    ``rows``. Partition i draws its share (``chunk_rows`` a partition) from the broadcast
+    model with its own seed stream, ``SeedSequence(entropy, spawn_key=(i,))`` (the
+    entropy drawn once on the driver, or ``seed``): a task that Spark retries after
+    losing an executor draws the same records again, so no row is lost or written twice.
+    Column types come from the model's domain and schema, never from the records.
+    Post-processing of a released model: free."""
+    import numpy as np
+
+    from dpgm.dataset import Dataset
+    from dpgm.memory import default_chunk_rows
+
+    spark = _session(session)
+    domain, schema = model.domain, getattr(model, "schema", None)
+    size = chunk_rows or default_chunk_rows(len(domain))
+    parts = max(-(-rows // size), 1)
+    entropy = np.random.SeedSequence(seed).entropy
+    csv = text if text is not None else not out.lower().endswith(".parquet")
+
+    def frame(chunk):
+        frame = chunk.to_pandas(labels=True) if isinstance(chunk, Dataset) else chunk
+        return schema.as_text(frame) if csv and schema is not None else frame
+
+    # every code of every attribute, decoded: the columns' types, from public facts
+    codes = np.minimum(np.arange(max(domain.shape))[:, None],
+                       np.asarray(domain.shape)[None, :] - 1).astype(np.int64)
+    probe = Dataset(codes, domain)
+    probe = frame(schema.decode(probe, np.random.default_rng(0)) if schema is not None
+                  else probe)
+    types = {name: _spark_type(dtype) for name, dtype in probe.dtypes.items()}
+    ddl = ", ".join(f"`{name}` {kind}" for name, kind in types.items())
+    shipped = spark.sparkContext.broadcast(model)
+
+    def draw(batches):
+        from pyspark import TaskContext
+
+        for batch in batches:
+            for index in batch["id"].tolist():
+                if _fail_first_attempt and index == 1 and TaskContext.get().attemptNumber() == 0:
+                    raise RuntimeError("a simulated loss of the executor")
+                generator = np.random.default_rng(np.random.SeedSequence(entropy,
+                                                                         spawn_key=(index,)))
+                count = min(size, rows - index * size)
+                (chunk,) = shipped.value.synthetic_chunks(count, rng=generator, given=given,
+                                                          chunk_rows=max(count, 1))
+                records = frame(chunk)
+                for name, kind in types.items():  # the declared types, whatever was drawn
+                    if kind == "string":
+                        records[name] = records[name].astype(object).where(
+                            records[name].notna(), None).map(
+                            lambda v: v if v is None else str(v))
+                yield records
+
+    frame_out = spark.range(parts, numPartitions=parts).mapInPandas(draw, schema=ddl)
+    writer = frame_out.write.mode("overwrite" if force else "errorifexists")
+    if not csv:
+        writer.parquet(out)
+    else:
+        writer = writer.option("header", True).option("escape", '"')
+        if out.lower().endswith(".gz"):
+            writer = writer.option("compression", "gzip")
+        writer.csv(out)
+    return rows
