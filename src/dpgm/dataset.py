@@ -157,6 +157,10 @@ class RecodedCounts(CountingSource):
         raise NotImplementedError
 
 
+#: from this many marginals on, a Dataset copies the columns it reads once
+MANY_MARGINALS = 16
+
+
 class Dataset(CountingSource):
     """Integer-coded records over a public domain, with optional per-record weights.
 
@@ -277,6 +281,33 @@ class Dataset(CountingSource):
         flat = np.ravel_multi_index(tuple(cols.T), shape) if len(attrs) > 1 else cols[:, 0]
         counts = np.bincount(flat, weights=self.weights, minlength=int(np.prod(shape)))
         return counts.astype(np.float64, copy=False).reshape(shape)
+
+    def marginals(self, cliques: Iterable[Iterable[str]]) -> list[np.ndarray]:
+        """The marginals on several attribute sets. Many of them (MST's and SWIFT's pairs)
+        are counted from contiguous copies of the columns they read, each in the smallest
+        integer type that holds its codes: a column of the row-major records is read with
+        a stride, which made 4,950 pairs of a million records take 97 s."""
+        cliques = [self.domain.check(c) for c in cliques]
+        if len(cliques) < MANY_MARGINALS:
+            return [self.marginal(c) for c in cliques]
+        columns = {}
+        for attr in dict.fromkeys(a for c in cliques for a in c):
+            axis = self.domain.axes([attr])[0]
+            kind = np.min_scalar_type(max(self.domain[attr] - 1, 0))
+            columns[attr] = self.records[:, axis].astype(kind)
+        out = []
+        for clique in cliques:
+            shape = self.domain.project(clique).shape
+            if not clique:
+                out.append(np.array(self.total))
+                continue
+            flat = columns[clique[0]].astype(np.int64)
+            for attr, size in zip(clique[1:], shape[1:]):
+                flat *= size
+                flat += columns[attr]
+            counts = np.bincount(flat, weights=self.weights, minlength=int(np.prod(shape)))
+            out.append(counts.astype(np.float64, copy=False).reshape(shape))
+        return out
 
     def __repr__(self) -> str:
         # the exact number of records is private: a repr may end up in a log

@@ -9,17 +9,22 @@ here is dpgm's own (the issue's description, not dpsynth's code):
 1. every one-way marginal with Gaussian noise (``one_way_share`` of ρ);
 2. the selection (``select_share`` of ρ): every candidate pair r (the pairs of the
    workload's cliques, weighted by w_r = Σ_{s ∈ W} |r ∩ s| as in AIM; default workload
-   all pairs of at most ``max_cells`` cells, weight 1) is scored once,
-   q_r = w_r·‖M_r(D) − M_r(p̂₁)‖₁, p̂₁ the independent model of the noisy one-way
-   marginals; a record moves q_r by at most w_r, so Δ = max w_r. Then:
+   all pairs of at most ``max_cells`` cells, weight 1) gets its gain once,
+   g_r = ‖M_r(D) − M_r(p̂₁)‖₁, p̂₁ the independent model of the noisy one-way
+   marginals; a record moves g_r by at most 1. As in AIM, a clique's score subtracts the
+   noise its measurement will add, sqrt(2/π)·σ̄ a cell, σ̄ = sqrt((d − 1)/(2ρ_measure))
+   planned for the most cliques there can be (public), so the score of r is
+   q_r = w_r·(g_r − sqrt(2/π)·σ̄·n), with sensitivity Δ = max w_r. Then:
 
    a. a spanning tree, Kruskal-style: d − 1 exponential-mechanism picks (ε²/8-zCDP
-      each) among the pairs that join two components;
+      each) among the pairs that join two components, n the pair's cells;
    b. triangles: up to ⌊(d − 1)/2⌋ more picks among the pairs (a, c) of attributes
       joined through one tree neighbour b whose tree edges (a, b) and (b, c) are in no
-      triangle yet; a pick makes the clique {a, b, c}. Every block of the graph is then
-      a triangle or an edge, so it is chordal: its cliques form a junction tree of width
-      3 with no fill-in, and its size is a sum of clique sizes;
+      triangle yet, n the cells the triangle {a, b, c} adds over its two pairs, and
+      "no more triangles" at score 0 (a public constant), which ends the phase. Every
+      block of the graph is then a triangle or an edge, so it is chordal: its cliques
+      form a junction tree of width 3 with no fill-in, and its size is a sum of clique
+      sizes;
 
    a pair is a candidate only while the junction tree with it stays within
    ``max_model_cells`` (public: the domain and the picks so far). The picks are charged
@@ -46,7 +51,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError, option
 from dpgm.estimation.total import estimate_total
-from dpgm.mechanisms.aim import downward_closure
+from dpgm.mechanisms.aim import BIAS, downward_closure
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.privacy.exponential import exponential_mechanism
 from dpgm.privacy.measure import measure_marginals
@@ -189,9 +194,14 @@ class SWIFT(Mechanism):
         truth = data.marginals(pairs)  # every pair counted in one pass where the engine can
         gaps = [float(np.abs(t - total * np.outer(shares[a], shares[b])).sum())
                 for (a, b), t in zip(pairs, truth)]
-        scores = dict(zip(pairs, weights * np.array(gaps), strict=True))
+        gain = dict(zip(pairs, gaps, strict=True))
+        weight = dict(zip(pairs, weights, strict=True))
         sensitivity = float(weights.max())
         size = {p: domain.size(p) for p in pairs}
+        # the noise a clique's measurement will add, as AIM scores it: E|N(0, σ²)| a cell,
+        # σ planned for the most cliques there can be (d − 1), from public facts only
+        measure_rho = (1.0 - self.select_share - self.one_way_share) * self.budget.total
+        noise = BIAS * math.sqrt((len(domain) - 1) / (2.0 * measure_rho))
         cells = sum(domain.shape)  # the model's: one-way tables until pairs join them
 
         def pick(allowed: list, values: list[float], label: str):
@@ -207,7 +217,8 @@ class SWIFT(Mechanism):
                        and cells + size[p] <= self.max_model_cells]
             if not allowed:
                 break
-            chosen = pick(allowed, [scores[p] for p in allowed], "select tree pair")
+            chosen = pick(allowed, [weight[p] * (gain[p] - noise * size[p]) for p in allowed],
+                          "select tree pair")
             components.union(*chosen)
             tree.add_edge(*chosen)
             cells += size[chosen]
@@ -221,17 +232,22 @@ class SWIFT(Mechanism):
                     if frozenset((a, b)) in used or frozenset((b, c)) in used:
                         continue
                     pair = tuple(domain.canonical((a, c)))
-                    if pair not in scores:
+                    if pair not in gain:
                         continue
-                    grown = (cells + domain.size((a, b, c)) - domain.size((a, b))
-                             - domain.size((b, c)))
-                    if grown <= self.max_model_cells:
+                    added = domain.size((a, b, c)) - domain.size((a, b)) - domain.size((b, c))
+                    if cells + added <= self.max_model_cells:
                         allowed.append(pair)
-                        through[pair] = (b, grown)
+                        through[pair] = (b, added)
             if not allowed:
                 break
-            chosen = pick(allowed, [scores[p] for p in allowed], "select triangle")
-            b, cells = through[chosen]
+            # a triangle measures its cells in place of its two pairs' cells; "no more
+            # triangles" (score 0, a public constant) ends the phase when none pays
+            values = [weight[p] * (gain[p] - noise * through[p][1]) for p in allowed]
+            chosen = pick(allowed + [None], values + [0.0], "select triangle")
+            if chosen is None:
+                break
+            b, added = through[chosen]
+            cells += added
             used.update({frozenset((chosen[0], b)), frozenset((b, chosen[1]))})
             self.triangles.append(tuple(domain.canonical((chosen[0], b, chosen[1]))))
 
