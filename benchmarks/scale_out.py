@@ -1,18 +1,16 @@
-"""Benchmark: counting out of core with DuckDB against in memory with NumPy (issue 15).
+"""Benchmark: the command a user runs, end to end, at scale (issues 15 and 27).
 
 A generated table of ``--rows`` records and 15 integer-coded columns (a chain of noisy
-copies, so that MST and AIM have structure to find), written once as Parquet and CSV under
-``--folder``. For each engine and mechanism (MST and AIM at ε = 1, seeded; AIM with
-``max_model_size=2`` MB, because with 20 million records its default 80 MB lets the model
-grow for most of an hour, in estimation, not counting), one child process fits the
-mechanism and reports its wall time and peak resident memory (the child's ``ru_maxrss``);
-the in-memory engine has to load the table first. MST also runs on the same files read
-as a raw table with a schema (labels on even columns, numeric bins on odd ones): encoded
-by ``schema.encode`` in memory, and inside DuckDB's SQL. Last, both engines run under an
-address-space limit (``--limit``, default 3 GiB) too small for the table in memory:
-DuckDB (``memory_limit`` 1 GB, spilling to disk) should complete and NumPy fail. Where
-PySpark is installed, MST also runs on Spark ``local[2]``, from codes and from the raw
-table with its schema (the driver's peak memory is reported; the JVM's is not).
+copies, so that MST and AIM have structure to find), written once as Parquet by DuckDB
+under ``--folder``. Each run is one ``dpgm synth`` command in a fresh process, as a user
+types it: read the file, fit (ε = 1, seeded), sample the default number of rows (the
+model's noisy estimate of the record count, so about ``--rows``) and write them as
+Parquet. Timed by the wall clock around the whole command, with the peak resident memory
+of its whole process tree (the command, and Spark's JVM where Spark runs) polled from
+/proc every 0.2 s. Mechanisms: MST, AIM and SWIFT with their default settings (``--mechanism``
+picks); engines: numpy (the file loaded into memory), duckdb and spark ``local[2]``
+(where PySpark and Java are installed; ``--engine`` picks). A run past ``--timeout``
+seconds is stopped and reported as such.
 
 Run by hand: ``.venv/bin/python benchmarks/scale_out.py [--rows 20000000]``; the last line
 printed is one line of JSON with every figure.
@@ -22,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import multiprocessing
-import resource
+import os
+import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -32,6 +33,8 @@ from _common import print_json_last, print_table
 
 COLUMNS = 15
 SIZES = [2, 3, 4, 5, 6, 8, 10, 12, 2, 3, 4, 5, 6, 8, 16]
+MECHANISMS = ("mst", "aim", "swift")
+ENGINES = ("numpy", "duckdb", "spark")
 
 
 def domain():
@@ -40,29 +43,14 @@ def domain():
     return Domain([f"c{i}" for i in range(COLUMNS)], SIZES)
 
 
-def schema():
-    """The generated codes read as a raw table: labels 0..k-1 on even columns, k numeric
-    bins of width 1 on odd ones."""
-    from dpgm.schema import Schema
-
-    return Schema.from_json({"columns": {
-        f"c{i}": {"kind": "categorical", "labels": list(range(k))} if i % 2 == 0 else
-        {"kind": "numeric", "lower": 0, "upper": k, "bins": k}
-        for i, k in enumerate(SIZES)}})
-
-
-#: the mechanisms and their settings
-MECHANISMS = {"mst": {}, "aim": {"max_model_size": 2.0}}
-
-
-def generate(folder: Path, rows: int) -> dict[str, Path]:
-    """The table as Parquet and CSV, made by DuckDB without holding it in memory."""
+def generate(folder: Path, rows: int) -> Path:
+    """The table as Parquet, made by DuckDB without holding it in memory."""
     import duckdb
 
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"parquet": folder / f"table-{rows}.parquet", "csv": folder / f"table-{rows}.csv"}
-    if all(p.exists() for p in paths.values()):
-        return paths
+    path = folder / f"table-{rows}.parquet"
+    if path.exists():
+        return path
     columns = ["CAST(floor(random() * 2) AS INTEGER) AS c0"]
     for i in range(1, COLUMNS):
         # a noisy copy of the previous column, folded onto this one's values
@@ -73,63 +61,68 @@ def generate(folder: Path, rows: int) -> dict[str, Path]:
         query = f"SELECT *, {columns[i]} FROM ({query})"
     connection = duckdb.connect()
     connection.execute("SET memory_limit = '2GB'")
-    connection.execute(f"COPY ({query}) TO '{paths['parquet']}' (FORMAT parquet)")
-    connection.execute(f"COPY (SELECT * FROM read_parquet('{paths['parquet']}')) "
-                       f"TO '{paths['csv']}' (HEADER)")
-    return paths
+    connection.execute(f"COPY ({query}) TO '{path}' (FORMAT parquet)")
+    return path
 
 
-def fit(task: tuple[str, str, str, int | None, bool], queue) -> None:
-    """In a child process: fit, then report seconds and peak memory (or the failure);
-    ``raw``: read the file as a raw table with :func:`schema`."""
-    mechanism, engine, path, limit, raw = task
-    if limit:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    import warnings
+def _tree_rss(root: int) -> int:
+    """Resident bytes of process ``root`` and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, changed = {root}, True
+    while changed:
+        found = {pid for pid, parent in parents.items() if parent in tree} - tree
+        changed = bool(found)
+        tree |= found
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/statm") as handle:
+                total += int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
-    warnings.simplefilter("ignore")
+
+def run_command(command: list[str], timeout: float) -> dict:
+    """Wall time, peak tree memory and exit status of ``command`` (stopped at ``timeout``)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_rss(child.pid))
+            done.wait(0.2)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
     try:
-        from dpgm.mechanisms import REGISTRY
-
-        start = time.perf_counter()
-        if engine == "duckdb":
-            from dpgm.engines.duckdb import DuckDBTable
-
-            spill = str(Path(path).parent / "spill")
-            data = (DuckDBTable.encode(path, schema(), memory_limit="1GB", temp_directory=spill)
-                    if raw else
-                    DuckDBTable(path, domain(), memory_limit="1GB", temp_directory=spill))
-        elif engine == "spark":
-            from pyspark.sql import SparkSession
-
-            from dpgm.engines.spark import SparkTable
-
-            session = (SparkSession.builder.master("local[2]").appName("dpgm-scale-out")
-                       .config("spark.ui.enabled", "false").getOrCreate())
-            session.sparkContext.setLogLevel("ERROR")
-            data = (SparkTable.encode(path, schema(), session=session) if raw
-                    else SparkTable(path, domain(), session=session))
-        else:
-            from dpgm import Dataset
-            from dpgm.dataset import read_table
-
-            data = (schema().encode(read_table(path)) if raw
-                    else Dataset.from_pandas(read_table(path), domain()))
-        model = REGISTRY[mechanism](1.0, **MECHANISMS[mechanism]).fit(data, rng=0)
+        out, err = child.communicate(timeout=timeout)
         seconds = time.perf_counter() - start
-        error = float(abs(model.marginal(["c0", "c1"]).sum() - data.total) / data.total)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        queue.put({"seconds": seconds, "peak_bytes": peak, "total_check": error})
-    except BaseException as failure:  # noqa: BLE001 - a benchmark reports a failure
-        queue.put({"failed": f"{type(failure).__name__}: {str(failure)[:160]}"})
-
-
-def run(task) -> dict:
-    queue = multiprocessing.get_context("fork").Queue()
-    child = multiprocessing.get_context("fork").Process(target=fit, args=(task, queue))
-    child.start()
-    child.join()
-    return queue.get() if not queue.empty() else {"failed": f"exit code {child.exitcode}"}
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        seconds = None
+    done.set()
+    poller.join()
+    result = {"seconds": seconds, "peak_bytes": peak[0], "exit": child.returncode}
+    if seconds is None:
+        result["failed"] = f"stopped after {timeout:.0f} s"
+    elif child.returncode != 0:
+        lines = [line for line in err.splitlines() if line.startswith("dpgm: ")]
+        result["failed"] = (lines[-1] if lines else err.strip()[-160:])[:160]
+    else:
+        result["ledger"] = out.strip().splitlines()[-1] if out.strip() else ""
+    return result
 
 
 def main() -> None:
@@ -137,45 +130,44 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--folder", default=str(Path(tempfile.gettempdir()) / "dpgm-scale-out"),
                         help="where the generated files go (default: the system's temp folder)")
-    parser.add_argument("--limit", type=float, default=3 * 2**30,
-                        help="address-space limit (bytes) of the last two runs")
+    parser.add_argument("--mechanism", nargs="+", choices=MECHANISMS, default=list(MECHANISMS))
+    parser.add_argument("--engine", nargs="+", choices=ENGINES, default=list(ENGINES))
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="seconds a run may take before it is stopped (default 1800)")
     args = parser.parse_args()
     start = time.perf_counter()
-    paths = generate(Path(args.folder), args.rows)
+    table = generate(Path(args.folder), args.rows)
     print(f"generated {args.rows:,} rows in {time.perf_counter() - start:.0f} s: "
-          + ", ".join(f"{k} {p.stat().st_size / 2**20:.0f} MiB" for k, p in paths.items()),
-          flush=True)
+          f"Parquet {table.stat().st_size / 2**20:.0f} MiB", flush=True)
+    domain().save(Path(args.folder) / "domain.json")
+    spark = importlib.util.find_spec("pyspark") is not None and shutil.which("java")
+    dpgm = [sys.executable, "-m", "dpgm"]
     figures = {"rows": args.rows, "runs": []}
     rows = []
-    runs = [(mechanism, engine, source, False)
-            for mechanism in MECHANISMS
-            for engine, source in (("numpy", "csv"), ("duckdb", "parquet"), ("duckdb", "csv"))]
-    runs += [("mst", engine, source, True)
-             for engine, source in (("numpy", "csv"), ("duckdb", "parquet"), ("duckdb", "csv"))]
-    if importlib.util.find_spec("pyspark") is not None:  # the driver's memory only
-        runs += [("mst", "spark", "parquet", False), ("mst", "spark", "parquet", True)]
-    for mechanism, engine, source, raw in runs:
-        result = run((mechanism, engine, str(paths[source]), None, raw))
-        figures["runs"].append({"mechanism": mechanism, "engine": engine, "file": source,
-                                "raw_with_schema": raw, **result})
-        rows.append([mechanism + (", raw + schema" if raw else ""),
-                     "spark local[2]" if engine == "spark" else engine, source,
-                     *_describe(result)])
-        print(rows[-1], flush=True)
-    for engine, source in (("numpy", "parquet"), ("duckdb", "parquet")):
-        result = run(("mst", engine, str(paths[source]), int(args.limit), False))
-        figures["runs"].append({"mechanism": "mst", "engine": engine, "file": source,
-                                "address_limit": args.limit, **result})
-        rows.append([f"mst, {args.limit / 2**30:.0f} GiB limit", engine, source,
-                     *_describe(result)])
-        print(rows[-1], flush=True)
-    print_table(["mechanism", "engine", "file", "seconds", "peak memory"], rows)
+    for mechanism in args.mechanism:
+        for engine in args.engine:
+            if engine == "spark" and not spark:
+                continue
+            out = Path(args.folder) / f"synthetic-{mechanism}-{engine}.parquet"
+            command = dpgm + ["synth", str(table), "--domain",
+                              str(Path(args.folder) / "domain.json"), "--epsilon", "1",
+                              "--mechanism", mechanism, "--engine", engine, "--seed", "0",
+                              "--out", str(out), "--force"]
+            result = run_command(command, args.timeout)
+            if out.exists():
+                result["output_bytes"] = out.stat().st_size
+                out.unlink()
+            figures["runs"].append({"mechanism": mechanism, "engine": engine, **result})
+            rows.append([mechanism, "spark local[2]" if engine == "spark" else engine,
+                         *_describe(result)])
+            print(rows[-1], flush=True)
+    print_table(["mechanism", "engine", "seconds (whole command)", "peak memory (tree)"], rows)
     print_json_last(figures)
 
 
 def _describe(result: dict) -> list[str]:
     if "failed" in result:
-        return ["failed", result["failed"][:60]]
+        return ["failed", result["failed"][:70]]
     return [f"{result['seconds']:.1f}", f"{result['peak_bytes'] / 2**20:,.0f} MiB"]
 
 

@@ -117,7 +117,9 @@ class SWIFT(Mechanism):
         full = super().workload_for(domain, workload)
         if workload is not None or len(domain) < 2:
             return full
-        return Workload([c for c in full.cliques if domain.size(c) <= self.max_cells])
+        small = [c for c in full.cliques if domain.size(c) <= self.max_cells]
+        # no pair that small: the one-way marginals alone (they get the whole budget)
+        return Workload(small or [(a,) for a in domain])
 
     def candidates(self, domain: Domain, workload: Workload) -> dict[Pair, float]:
         """The pairs of the workload's cliques with their weights, each small enough to
