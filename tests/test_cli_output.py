@@ -180,3 +180,14 @@ def test_rows_beyond_the_free_disk_space_are_refused_before_sampling(model_file,
     assert code == 2
     assert "need at least" in capsys.readouterr().err
     assert not list(p for p in tmp_path.iterdir() if p.name != "model.dpgm")
+
+
+def test_a_model_estimating_over_a_billion_records_asks_for_rows(tmp_path, capsys):
+    """A tiny epsilon makes the noisy record count huge: beyond a billion, --rows must be
+    given (up to it, the records are written a chunk at a time)."""
+    rng = np.random.default_rng(0)
+    model = MarkovRandomField(DOMAIN, {("a", "b"): rng.normal(size=(2, 3))}, 2e9)
+    model.save(tmp_path / "huge.dpgm")
+    assert sample(tmp_path / "huge.dpgm", tmp_path / "t.csv.gz") == 2
+    assert "estimates 2,000,000,000 records" in capsys.readouterr().err
+    assert not (tmp_path / "t.csv.gz").exists()
