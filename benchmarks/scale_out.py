@@ -154,7 +154,11 @@ def main() -> None:
                               "--mechanism", mechanism, "--engine", engine, "--seed", "0",
                               "--out", str(out), "--force"]
             result = run_command(command, args.timeout)
-            if out.exists():
+            if out.is_dir():  # Spark's folder of part files
+                result["output_bytes"] = sum(f.stat().st_size for f in out.rglob("*")
+                                             if f.is_file())
+                shutil.rmtree(out)
+            elif out.exists():
                 result["output_bytes"] = out.stat().st_size
                 out.unlink()
             figures["runs"].append({"mechanism": mechanism, "engine": engine, **result})
