@@ -314,6 +314,14 @@ class Dataset(CountingSource):
         return f"Dataset({self.domain!r})"
 
 
+def every_code(domain: Domain) -> Dataset:
+    """Records that hold every code of every attribute (a table of public facts only):
+    decoded, they give the columns' types of any records of ``domain``."""
+    rows = max(domain.shape) if len(domain) else 0
+    codes = np.minimum(np.arange(rows)[:, None], np.asarray(domain.shape)[None, :] - 1)
+    return Dataset(codes.astype(np.int64), domain)
+
+
 def require_dataset(data: object) -> Dataset:
     """``data`` if it is a :class:`Dataset` (or another :class:`CountingSource`: the
     mechanisms need counts only); otherwise a :class:`DataError` with the recipe."""

@@ -105,7 +105,7 @@ def _sample(args: argparse.Namespace) -> int:
     width = len(model.domain)
     if args.rows is None:
         check_default_rows(model.total)
-    rows = max(int(round(model.total)), 0) if args.rows is None else args.rows
+    rows = model.default_rows() if args.rows is None else args.rows
     limit = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory
     check_row_memory(min(rows, args.chunk_rows or default_chunk_rows(width)), width, limit)
     check_disk_space(out, rows, width)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpgm.dataset import Dataset
+from dpgm.dataset import Dataset, every_code
 from dpgm.domain import Domain
 from dpgm.errors import OutputError, ParameterError
 from dpgm.files import atomic_write, writes_to_stdout
@@ -102,9 +102,7 @@ def check_spark_output(out: str, *, force: bool = False, inputs=()) -> str:
 def probe(domain: Domain, decode: Callable[[Dataset], object]) -> object:
     """Every code of every attribute, decoded as the chunks are (a table of public facts
     only, from which a writer takes the columns' types)."""
-    rows = max(domain.shape) if len(domain) else 0
-    codes = np.minimum(np.arange(rows)[:, None], np.asarray(domain.shape)[None, :] - 1)
-    return decode(Dataset(codes.astype(np.int64), domain))
+    return decode(every_code(domain))
 
 
 def write_chunks(chunks: Iterable, out: str | os.PathLike[str], *,

@@ -78,7 +78,7 @@ def _synth(args: argparse.Namespace) -> int:
         if rows is None:  # the released estimate, or the records released
             if mechanism.releases_model:
                 check_default_rows(mechanism.result.total)
-            rows = max(int(round(mechanism.result.total)), 0) if mechanism.releases_model \
+            rows = mechanism.result.default_rows() if mechanism.releases_model \
                 else len(mechanism.result)
             check_disk_space(out, rows, len(domain))
         if args.engine == "spark" and mechanism.releases_model:

@@ -230,7 +230,7 @@ def sample_to(model, out: str, rows: int, *, session=None, seed: int | None = No
     Post-processing of a released model: free."""
     import numpy as np
 
-    from dpgm.dataset import Dataset
+    from dpgm.dataset import Dataset, every_code
     from dpgm.memory import default_chunk_rows
 
     spark = _session(session)
@@ -245,11 +245,9 @@ def sample_to(model, out: str, rows: int, *, session=None, seed: int | None = No
         return schema.as_text(frame) if csv and schema is not None else frame
 
     # every code of every attribute, decoded: the columns' types, from public facts
-    codes = np.minimum(np.arange(max(domain.shape))[:, None],
-                       np.asarray(domain.shape)[None, :] - 1).astype(np.int64)
-    probe = Dataset(codes, domain)
-    probe = frame(schema.decode(probe, np.random.default_rng(0)) if schema is not None
-                  else probe)
+    codes = every_code(domain)
+    probe = frame(schema.decode(codes, np.random.default_rng(0)) if schema is not None
+                  else codes)
     types = {name: _spark_type(dtype) for name, dtype in probe.dtypes.items()}
     ddl = ", ".join(f"`{name}` {kind}" for name, kind in types.items())
     shipped = spark.sparkContext.broadcast(model)

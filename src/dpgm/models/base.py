@@ -124,7 +124,7 @@ class ModelBase:
         the model, conditioned exactly on ``given``; decoded to original units where the
         model carries a schema (``given`` then takes raw values too). Post-processing of
         the released model: free."""
-        rows = max(int(round(self.total)), 0) if n is None else integer("n", n, least=0)
+        rows = self.default_rows() if n is None else integer("n", n, least=0)
         limit = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
         check_rows(rows, len(self.domain), limit, copies=2)
         generator = as_generator(rng)
@@ -141,7 +141,7 @@ class ModelBase:
         (rounded sampling per chunk: every cell's count stays unbiased); one chunk of
         ``n`` records is what :meth:`synthetic_data` gives for the same ``rng``. No
         records (``n`` 0): one empty chunk, with the columns. Free post-processing."""
-        rows = max(int(round(self.total)), 0) if n is None else integer("n", n, least=0)
+        rows = self.default_rows() if n is None else integer("n", n, least=0)
         width = len(self.domain)
         size = default_chunk_rows(width) if chunk_rows is None else integer(
             "chunk_rows", chunk_rows, least=1)
@@ -154,6 +154,10 @@ class ModelBase:
         for start in range(0, max(rows, 1), size):
             records = self._records(min(size, rows - start), generator, labels)
             yield records if self.schema is None else self.schema.decode(records, generator)
+
+    def default_rows(self) -> int:
+        """The records a sample has by default: :attr:`total` rounded (never negative)."""
+        return max(int(round(self.total)), 0)
 
     def _given(self, given: Mapping[str, object] | None) -> dict[str, list] | None:
         """``given`` as labels of the domain: raw values are read by the schema (a number
