@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import threading
 import warnings
 from collections.abc import Sequence
 
@@ -32,6 +30,7 @@ from dpgm.cli.common import (  # noqa: F401 (SEEDED_WARNING, sampling_seed: the 
     seed,
     show_warning,
 )
+from dpgm.cli.signals import Terminated, sigterm_unwinds
 
 #: what ``dpgm --help`` says first
 DESCRIPTION = ("Differentially private synthetic data and graphical models: fit a model of a "
@@ -59,24 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _terminate(signum, frame) -> None:
-    # unwinds like Ctrl-C, so that a half-written output's temporary file is removed
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpgm`` command; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help, --version, or a usage error (already printed)
         return int(done.code or 0)
-    on_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if on_main_thread else None
-    try:
+    with sigterm_unwinds():
         return _run(args)
-    finally:
-        if on_main_thread:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -103,9 +92,9 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
             print("dpgm: interrupted; no output was written", file=sys.stderr)
-            return 130
+            return 143 if isinstance(interrupt, Terminated) else 130  # 128 + the signal
         except Exception as error:  # a bug: say so in one line, keep the traceback on demand
             if os.environ.get("DPGM_DEBUG"):
                 raise

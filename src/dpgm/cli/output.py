@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpgm.cli.signals import stop_if_terminated
 from dpgm.dataset import Dataset, every_code
 from dpgm.domain import Domain
 from dpgm.errors import OutputError, ParameterError
@@ -126,6 +127,7 @@ def write_chunks(chunks: Iterable, out: str | os.PathLike[str], *,
         for count, frame in enumerate(chunks, start=1):
             frame = frame if text is None else text(frame)
             frame.to_csv(stream, index=False, header=count == 1)
+            stop_if_terminated()
             written += len(frame)
             if progress is not None:
                 progress(count)
@@ -152,6 +154,7 @@ def _write_parquet(chunks: Iterable, out, types, progress) -> int:
                     schema = table.schema
                     writer = pq.ParquetWriter(handle, schema)
                 writer.write_table(table)
+                stop_if_terminated()
                 written += len(frame)
                 if progress is not None:
                     progress(count)
