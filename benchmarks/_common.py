@@ -66,10 +66,12 @@ def import_mbi(x64: bool = False):
 
 
 # -- in the parent ----------------------------------------------------------------------
-def run_child(script: str, spec: dict, timeout: float) -> dict:
+def run_child(script: str, spec: dict, timeout: float, memory_limit: int | None = None
+              ) -> dict:
     """Run ``script`` with ``spec`` (JSON) in a fresh interpreter; its result, or an error.
 
     The result gains ``parent_wall_s``: the parent's view of the child's whole life.
+    ``memory_limit`` caps the child's address space (bytes): past it, allocations fail.
     """
     env = dict(os.environ)
     t0 = time.time()
@@ -81,6 +83,9 @@ def run_child(script: str, spec: dict, timeout: float) -> dict:
             capture_output=True,
             text=True,
             timeout=timeout,
+            preexec_fn=None if memory_limit is None else (
+                lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            ),
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}

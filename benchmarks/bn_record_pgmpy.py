@@ -2,7 +2,7 @@
 
 ``tests/models/test_pgmpy_agreement.py`` checks dpgm against these recorded answers on
 every run (pgmpy is not a test dependency), and against pgmpy itself where it is
-installed. Queries as in ``bn_queries.py`` (seed 1, 10 of each kind); pgmpy reads each
+installed. Queries as in ``bn_queries_pgmpy.py`` (seed 1, 10 of each kind); pgmpy reads each
 network as dpgm writes it, so both answer on the same numbers.
 
 Run: ``python benchmarks/bn_record_pgmpy.py`` (needs the ``bench`` extra: pgmpy).
@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bn_queries import BN_DIR, as_table, make_queries, pgmpy_answers
+from bn_queries_pgmpy import BN_DIR, as_table, make_queries, pgmpy_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "models" / "data" / "pgmpy_answers.json"

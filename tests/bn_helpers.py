@@ -1,4 +1,5 @@
-"""The four benchmark networks (Asia, Sachs, Child, Alarm), bundled in ``tests/data/bn``.
+"""The benchmark networks, bundled in ``tests/data/bn``: Asia, Sachs, Child and Alarm (the
+four of ``NETWORKS``), and Hailfinder, Win95pts and Hepar2 (for pyAgrum's answers).
 
 The BIF files are copies of the bnlearn repository's networks (small text files), so the
 tests need nothing outside the repository. ``DPGM_BN_DIR`` points elsewhere (a folder with

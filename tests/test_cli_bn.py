@@ -98,6 +98,24 @@ def test_query_prints_a_table_and_json(model, capsys):
     assert text.splitlines()[0] == "P(dysp)" and "probability" in text and "yes" in text
 
 
+def test_query_all_prints_every_posterior_from_one_pass(model, capsys):
+    evidence = {"smoke": "yes", "xray": "yes"}
+    assert main(["bn", "query", str(model), "--all", "--evidence", "smoke=yes,xray=yes",
+                 "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    network = load("asia")
+    assert list(found) == [v for v in network.variables if v not in evidence]
+    for variable, states in found.items():
+        expected = network.query([variable], evidence)
+        assert list(states) == list(expected.index)
+        np.testing.assert_allclose(list(states.values()), expected.to_numpy(), atol=1e-15)
+    assert main(["bn", "query", str(model), "--all", "--evidence", "smoke=yes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "P(each variable | smoke=yes)"
+    assert lines[1].split() == ["variable", "state", "probability"]
+    assert len(lines) == 2 + 2 * 7 and lines[2].split()[:2] == ["asia", "yes"]
+
+
 def test_map_mpe_and_marginal_map(model, capsys):
     assert main(["bn", "map", str(model), "--evidence", "dysp=yes,asia=no", "--json"]) == 0
     best = json.loads(capsys.readouterr().out)
@@ -127,6 +145,11 @@ def test_sample_with_evidence_writes_state_names(model, tmp_path, capsys):
     (["query", "{model}", "P(dysp | smoke=yes | tub=no)"], "a query has one '|'"),
     (["query", "{model}", "P(A|B=b0|C=c0)"], "a query has one '|'"),
     (["map", "{model}", "--evidence", "smoke"], "--evidence takes VARIABLE=state"),
+    (["query", "{model}"], "give either a query"),
+    (["query", "{model}", "P(dysp)", "--all"], "give either a query"),
+    (["query", "{model}", "P(dysp)", "--evidence", "smoke=yes"], "--evidence goes with --all"),
+    (["query", "{model}", "--all", "--evidence", "either=no,lung=yes"], "probability zero"),
+    (["query", "{model}", "--all", "--evidence", "smoke=often"], "'often' is not a state"),
     (["map", "{model}", "--evidence", "colour=red"], "'colour' is not a variable"),
     (["map", "{model}", "--variables", "zz"], "--variables names no variable"),
 ])

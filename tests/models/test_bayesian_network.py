@@ -188,6 +188,46 @@ def test_pruned_queries_equal_brute_force_with_sets_of_states(seed):
                                    atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_posteriors_equal_brute_force(seed):
+    """Every variable's posterior from one calibration, and those of a few with the
+    irrelevant CPDs pruned, equal the brute-force joint's (1e-12)."""
+    network = random_network(seed + 20)
+    p = joint(network)
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        chosen = [str(v) for v in rng.permutation(network.variables)]
+        evidence = {}
+        for v in chosen[: int(rng.integers(0, 3))]:
+            states = network.states[v]
+            picked = rng.choice(states, int(rng.integers(1, len(states) + 1)), replace=False)
+            evidence[v] = [str(s) for s in picked] if len(picked) > 1 else str(picked[0])
+        found = network.posteriors(evidence)
+        assert list(found) == [v for v in network.variables if v not in evidence]
+        for v, series in found.items():
+            assert list(series.index) == network.states[v] and series.index.name == v
+            np.testing.assert_allclose(series.to_numpy(),
+                                       conditional(network, p, [v], evidence), atol=1e-12)
+        asked = [v for v in chosen[len(evidence):]][:2]
+        pruned = network.posteriors(evidence, variables=asked)
+        assert list(pruned) == asked
+        for v in asked:
+            np.testing.assert_allclose(pruned[v].to_numpy(),
+                                       conditional(network, p, [v], evidence), atol=1e-12)
+
+
+def test_posteriors_compile_the_tree_once_and_refuse_bad_questions():
+    network = random_network(3)
+    network.posteriors({"v0": network.states["v0"][0]})
+    compiled = network._compiled
+    network.posteriors({"v1": network.states["v1"][1]}, variables=["v4"])
+    assert network._compiled is compiled
+    with pytest.raises(DomainError, match="both queried and given"):
+        network.posteriors({"v1": network.states["v1"][0]}, variables=["v1"])
+    with pytest.raises(DomainError, match="unknown attribute"):
+        network.posteriors({"nope": "x"})
+
+
 def test_evidence_of_probability_zero_is_an_error():
     states = {v: ["no", "yes"] for v in "AB"}
     network = BayesianNetwork(["A", "B"], states, {"A": (), "B": ("A",)},
@@ -195,6 +235,10 @@ def test_evidence_of_probability_zero_is_an_error():
                                                                          [0.5, 0.5]])})
     with pytest.raises(DataError, match="probability zero"):
         network.query(["B"], {"A": "yes"})
+    with pytest.raises(DataError, match="probability zero"):
+        network.posteriors({"A": "yes"})
+    with pytest.raises(DataError, match="probability zero"):
+        network.posteriors({"A": "yes"}, variables=["B"])
     np.testing.assert_allclose(network.probabilities(["B"], {"A": "no"}), [0.5, 0.5])
 
 

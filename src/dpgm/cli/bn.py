@@ -18,6 +18,7 @@ from dpgm.cli.common import (  # noqa: F401 (parse_query: dpgm.cli.bn named it f
     parse_variables,
     print_conditional,
     print_map,
+    print_posteriors,
     say,
 )
 
@@ -108,6 +109,17 @@ def _fit(args: argparse.Namespace) -> int:
 
 # -- query, map, sample (post-processing of a released model) -------------------------------------
 def _query(args: argparse.Namespace) -> int:
+    from dpgm.errors import ParameterError
+
+    if args.all == (args.query is not None):
+        raise ParameterError('give either a query ("P(A | B=b)") or --all')
+    if not args.all and args.evidence:
+        raise ParameterError('--evidence goes with --all; a query has its own ("P(A | B=b)")')
+    if args.all:
+        network = _read_network(args.model)
+        evidence = _checked_evidence(network, parse_pairs(args.evidence, "--evidence"))
+        print_posteriors(network.posteriors(evidence), evidence, args.json)
+        return 0
     variables, evidence = parse_query(args.query)
     network = _read_network(args.model)
     print_conditional(network.query(variables, _checked_evidence(network, evidence)),
@@ -202,9 +214,16 @@ def add_commands(commands, *, real, seed, count, positive_count, memory_size) ->
 
     query = sub.add_parser("query", help="probabilities from a network, in state names")
     query.add_argument("model", help="BIF file of the network")
-    query.add_argument("query", help='e.g. "P(A, B | C=c1, D=d2)" (evidence optional)')
+    query.add_argument("query", nargs="?", default=None,
+                       help='e.g. "P(A, B | C=c1, D=d2)" (evidence optional)')
+    query.add_argument("--all", action="store_true",
+                       help="the posterior of every variable without evidence, from one "
+                       "pass over the network's junction tree")
+    query.add_argument("--evidence", action="append", default=None, metavar="VARIABLE=state",
+                       help="with --all: observed states (repeatable, or comma-separated)")
     query.add_argument("--json", action="store_true",
-                       help='print [{"assignment": {...}, "probability": p}, ...]')
+                       help='print [{"assignment": {...}, "probability": p}, ...]; with '
+                       '--all, {variable: {state: p}}')
     query.set_defaults(run=_query)
 
     best = sub.add_parser("map", help="the most probable states given evidence")

@@ -424,6 +424,25 @@ def print_conditional(table, variables: list[str], evidence: dict, as_json: bool
     print(table.reset_index().to_string(index=False, float_format=lambda p: f"{p:.6g}"))
 
 
+def print_posteriors(posteriors: dict, evidence: dict, as_json: bool) -> None:
+    """Each variable's posterior (``{variable: Series indexed by labels}``) as the rows
+    of one table (variable, state, probability), or as JSON ``{variable: {state: p}}``."""
+    import json
+
+    if as_json:
+        print(json.dumps({v: {str(plain_label(k)): float(p) for k, p in table.items()}
+                          for v, table in posteriors.items()}, indent=2))
+        return
+    given = ", ".join(f"{k}={v}" for k, v in evidence.items())
+    print(f"P(each variable{' | ' + given if given else ''})")
+    rows = [(v, str(plain_label(k)), f"{p:.6g}")
+            for v, table in posteriors.items() for k, p in table.items()]
+    widths = [max(len(r[k]) for r in [("variable", "state", "probability"), *rows])
+              for k in range(3)]
+    for row in [("variable", "state", "probability"), *rows]:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}")
+
+
 def print_map(best: dict, as_json: bool) -> None:
     """The most probable labels, as JSON ``{variable: label}`` or aligned lines."""
     import json

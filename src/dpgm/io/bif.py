@@ -250,6 +250,64 @@ def _parse_probability(src, pos, header, body, body_pos, states) -> tuple[str, t
     return child, parents, rounded_rows(cpd)
 
 
+def _quick_probability(header: str, body: str, states: dict[str, list[str]],
+                       codes: dict[str, dict[str, int]]) -> tuple[str, tuple, np.ndarray] | None:
+    """A well-formed probability block read in bulk (all its rows at once, one array for
+    all its numbers), or None where anything is unusual (quotes, ``default``, comments,
+    a missing row...): :func:`_parse_probability` then reads it again and names the
+    problem. Most files are well formed; reading row by row made loading slow."""
+    names = [_unquote(t) for t in _TOKEN.findall(header)]
+    if not names or len(set(names)) != len(names) or any(v not in states for v in names):
+        return None
+    if any(mark in body for mark in '{"') or "property" in body or "default" in body:
+        return None
+    child, parents = names[0], tuple(names[1:])
+    k = len(states[child])
+    psizes = tuple(len(states[p]) for p in parents)
+    if parents:
+        rows = _QUICK_ROW.findall(body)
+        if len(rows) != body.count(";") or body.rstrip()[-1:] not in ("", ";"):
+            return None
+        tokens = ",".join(config for config, _ in rows).replace(",", " ").split()
+        if len(tokens) != len(rows) * len(parents):
+            return None
+        try:
+            index = [table[t] for table, t in zip([codes[p] for p in parents] * len(rows),
+                                                  tokens)]
+        except KeyError:
+            return None
+        numbers = " ".join(values for _, values in rows).replace(",", " ").split()
+    else:
+        table = _QUICK_TABLE.fullmatch(body)
+        if table is None:
+            return None
+        numbers = table.group(1).replace(",", " ").split()
+    try:
+        values = np.array(numbers, dtype=float)
+    except ValueError:
+        return None
+    if values.size != math.prod(psizes) * k or not np.isfinite(values).all() or (
+            values < 0).any():
+        return None
+    if parents:
+        configs = np.array(index, dtype=np.intp).reshape(-1, len(parents))
+        flat = np.ravel_multi_index(tuple(configs.T), psizes)
+        if np.unique(flat).size != flat.size:
+            return None  # a row given twice
+        cpd = np.empty((*psizes, k))
+        cpd.reshape(-1, k)[flat] = values.reshape(-1, k)
+    else:
+        cpd = values
+    if (np.abs(cpd.sum(axis=-1) - 1.0) > _ROW_TOLERANCE).any():
+        return None
+    return child, parents, rounded_rows(cpd)
+
+
+_QUICK_ROW = re.compile(r"\s*\(([^()]*)\)([^;()]*);")
+_QUICK_VARIABLE = re.compile(r"\s*type\s+discrete\s*\[\s*(\d+)\s*\]\s*\{([^{}\"]*)\}\s*;\s*")
+_QUICK_TABLE = re.compile(r"\s*table\s([^;]*);\s*")
+
+
 def rounded_rows(cpd: np.ndarray) -> np.ndarray:
     """A CPD read from a file, its rows (last axis) normalised where they miss 1.
 
@@ -292,13 +350,21 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
                 var = _unquote(m.group("name"))
                 if var in states:
                     raise src.error(start, f"variable {var!r} is declared twice")
-                states[var] = _parse_variable(src, start, var, m.group("body"), m.start("body"))
+                quick = _QUICK_VARIABLE.fullmatch(m.group("body"))
+                found = quick and quick.group(2).replace(",", " ").split()
+                if found and quick.group(1) == str(len(found)) and len(set(found)) == len(found):
+                    states[var] = found
+                else:  # anything unusual: read again, naming the problem
+                    states[var] = _parse_variable(src, start, var, m.group("body"),
+                                                  m.start("body"))
         parents: dict[str, tuple[str, ...]] = {}
         cpds: dict[str, np.ndarray] = {}
+        codes = {v: {s: i for i, s in enumerate(names)} for v, names in states.items()}
         for start, m in blocks:
             if m.group("kind") is not None:
                 continue
-            child, pars, cpd = _parse_probability(
+            read = _quick_probability(m.group("vars"), m.group("table"), states, codes)
+            child, pars, cpd = read or _parse_probability(
                 src, start, m.group("vars"), m.group("table"), m.start("table"), states
             )
             if child in cpds:

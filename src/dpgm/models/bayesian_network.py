@@ -22,6 +22,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DomainError
+from dpgm.inference.compiled import CompiledTree, ZeroProbability
 from dpgm.inference.elimination import product_marginal
 from dpgm.inference.sampling import draw_records
 from dpgm.models.base import ModelBase
@@ -61,6 +62,7 @@ class BayesianNetwork(ModelBase):
     _indexes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _hint: list | None = field(default=None, init=False, repr=False, compare=False)
     _ancestors: dict | None = field(default=None, init=False, repr=False, compare=False)
+    _compiled: CompiledTree | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def domain(self) -> Domain:
@@ -294,14 +296,52 @@ class BayesianNetwork(ModelBase):
         """
         variables = self._queried(variables, evidence)
         given = self.domain.evidence(evidence or {})
-        (tables, scopes), (cut, cut_scopes) = self._pruned_factors(variables, given)
+        (tables, scopes), cut, _ = self._pruned_factors(variables, given)
         order = self._elimination_hint()
         table = product_marginal(tables, scopes, variables, order)
-        # the tables cut off from the variables only scale the answer, unless by zero
-        total = table.sum() * (product_marginal(cut, cut_scopes, (), order) if cut else 1.0)
-        if not total > 0:
-            raise DataError(f"the evidence {dict(evidence or {})} has probability zero")
+        if not table.sum() > 0 or not self._possible(cut):
+            raise _impossible(evidence)
         return table / table.sum()
+
+    def _possible(self, cut: tuple[list, list]) -> bool:
+        """Whether the tables the evidence cut off from the query (which only scale its
+        answer) leave the evidence a probability above zero."""
+        tables, scopes = cut
+        return not tables or product_marginal(tables, scopes, (), self._elimination_hint()) > 0
+
+    def posteriors(
+        self,
+        evidence: Mapping[str, object] | None = None,
+        variables: Iterable[str] | None = None,
+    ) -> dict[str, pd.Series]:
+        """``P(v | evidence)`` for every variable ``v`` not in the evidence (or each of
+        ``variables``), indexed by state names, from one calibration of the network's
+        junction tree (compiled on first use, then kept). With ``variables``, the CPDs
+        that cannot matter are left out first: barren nodes, and those the evidence
+        d-separates from the variables. Raises :class:`DataError` if the evidence has
+        probability zero."""
+        import pandas as pd
+
+        given = self.domain.evidence(evidence or {})
+        if variables is None:
+            targets = tuple(v for v in self.variables if v not in given)
+            kept = None
+        else:
+            targets = self._queried(variables, evidence)
+            _, cut, linked = self._pruned_factors(targets, given)
+            if not self._possible(cut):
+                raise _impossible(evidence)
+            kept = [v in linked for v in self.variables]
+        if self._compiled is None:
+            self._compiled = CompiledTree(
+                self.domain, self.moral_cliques(), [self.cpds[v] for v in self.variables]
+            )
+        try:
+            tables = self._compiled.marginals(targets, given, kept)
+        except ZeroProbability:
+            raise _impossible(evidence) from None
+        return {v: pd.Series(tables[v], index=self._index(v), name="probability")
+                for v in targets}
 
     def _elimination_hint(self) -> list[str]:
         """Children before parents: on an ancestral set a good order that costs nothing."""
@@ -320,17 +360,19 @@ class BayesianNetwork(ModelBase):
 
     def _pruned_factors(self, variables: tuple[str, ...], given: Mapping[str, list[int]]):
         """The CPDs ``P(variables | given)`` depends on, with the evidence entered, as
-        (tables, scopes); and the tables the evidence cuts off from the variables."""
+        (tables, scopes); the tables the evidence cuts off from the variables; and the
+        variables whose CPDs the first part holds."""
         ancestry = self._ancestry()
         # the ancestral set of the variables and the evidence: every other node is barren
         needed = frozenset().union(*(ancestry[v] for v in (*variables, *given)))
         sliced = {a: codes[0] for a, codes in given.items() if len(codes) == 1}
-        tables, scopes = [], []
+        tables, scopes, owners = [], [], []
         for v in self.variables:
             if v not in needed:
                 continue
             family = (*self.parents[v], v)
             table = self.cpds[v]
+            owners.append(v)
             if given.keys().isdisjoint(family):  # most CPDs: nothing to enter
                 tables.append(table)
                 scopes.append(family)
@@ -359,6 +401,7 @@ class BayesianNetwork(ModelBase):
             ([t for t, k in zip(tables, linked) if k], [s for s, k in zip(scopes, linked) if k]),
             ([t for t, k in zip(tables, linked) if not k],
              [s for s, k in zip(scopes, linked) if not k]),
+            {v for v, k in zip(owners, linked) if k},
         )
 
     def map_query(
@@ -392,3 +435,7 @@ class BayesianNetwork(ModelBase):
             records = self.sample(n, rng)
         return records.to_pandas(labels=True)
 
+
+
+def _impossible(evidence: Mapping[str, object] | None) -> DataError:
+    return DataError(f"the evidence {dict(evidence or {})} has probability zero")
