@@ -58,6 +58,7 @@ FAST = {
     "psgd": {"sampling_rate": 0.1, "epochs": 1},
     "dind": {"iters": 30, "structure": STRUCTURE},
     "data-dependent": {"iters": 30, "structure": STRUCTURE},
+    "bn-learn": {"iters": 30},
     "ising": {"width": 1.5, "steps": 20},
     "pairwise": {"width": 1.5, "steps": 20},
     "twise": {"width": 1.5, "steps": 20, "order": 2},

@@ -232,3 +232,56 @@ def test_sample_names_its_own_options(model, tmp_path, capsys):
                    "--out", str(tmp_path / "s.csv")])
     one_line_error(capsys, status, "(set by --max-memory); ask for fewer with --rows")
     assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.fixture(scope="module")
+def asia_schema(tmp_path_factory):
+    network = load("asia")
+    path = tmp_path_factory.mktemp("schema") / "asia-schema.json"
+    path.write_text(json.dumps({"columns": {
+        v: {"kind": "categorical", "labels": network.states[v]} for v in network.variables}}))
+    return path
+
+
+@pytest.mark.parametrize("extra", [[], ["--method", "tree"], ["--degree", "3"],
+                                   ["--parameters", "data-dependent"]])
+def test_learn_writes_a_network_with_state_names_and_one_ledger(asia_csv, asia_schema, tmp_path,
+                                                                 capsys, extra):
+    out, ledger = tmp_path / "learnt.bif", tmp_path / "ledger.json"
+    assert main(["bn", "learn", str(asia_csv), "--schema", str(asia_schema), "--epsilon", "1",
+                 "--seed", "0", "--out", str(out), "--ledger", str(ledger), *extra]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip().splitlines()[-1] == "privacy spent: epsilon=1 delta=0"
+    network = read_bif(out)
+    assert network.states == load("asia").states
+    limit = 1 if "tree" in extra else 3 if "3" in extra else 2
+    assert max(len(p) for p in network.parents.values()) <= limit
+    entries = json.loads(ledger.read_text())["entries"]
+    assert entries[0]["label"] == "record count" and "round 7: select" in entries[7]["label"]
+    assert sum(e["epsilon"] for e in entries) == pytest.approx(1.0, rel=1e-12)
+    assert network.release.ledger["entries"] == entries
+    assert "round 1/7" in captured.err  # progress: the chosen pairs are released
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--method", "tree", "--degree", "2"], "drop --degree"),
+    (["--degree", "7", "--max-memory", "1KB"], "score tables of one selection round"),
+    (["--epsilon", "1e-320"], "overflows"),
+])
+def test_learn_refuses_before_reading(asia_schema, tmp_path, capsys, extra, needle):
+    argv = ["bn", "learn", str(tmp_path / "absent.csv"), "--schema", str(asia_schema),
+            "--out", str(tmp_path / "o.bif")]
+    if "--epsilon" not in extra:
+        argv += ["--epsilon", "1"]
+    one_line_error(capsys, main(argv + extra), needle)
+    assert not (tmp_path / "o.bif").exists()
+
+
+def test_learn_refuses_constraints_it_cannot_hold(asia_schema, tmp_path, capsys):
+    schema = json.loads(asia_schema.read_text())
+    schema["constraints"] = [{"smoke": ["yes"], "lung": ["yes"]}]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(schema))
+    one_line_error(capsys, main(["bn", "learn", str(tmp_path / "absent.csv"), "--schema",
+                                 str(path), "--epsilon", "1", "--out", str(tmp_path / "o.bif")]),
+                   "cannot hold constraints")

@@ -317,7 +317,8 @@ def test_a_raw_table_with_its_schema_comes_back_decoded(data, name, estimator):
     assert set(synthetic["a"]) <= {"no", "yes"} and synthetic["c"].between(0, 40).all()
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in LEARNERS.items() if "pgm" in c.estimators))
+@pytest.mark.parametrize("name", sorted(n for n, c in LEARNERS.items()
+                                         if "pgm" in c.estimators and c.holds_constraints))
 def test_constraints_hold_and_given_is_exact(data, name):
     from dpgm.schema import Schema
 
@@ -328,3 +329,13 @@ def test_constraints_hold_and_given_is_exact(data, name):
     assert not ((synthetic["a"] == "yes") & synthetic["d"]).any()
     given = mechanism.synthetic_data(200, rng=2, given={"b": "z", "c": 35})
     assert (given["b"] == "z").all() and (given["c"] >= 30).all()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in LEARNERS.items()
+                                         if not c.holds_constraints))
+def test_constraints_it_cannot_hold_are_refused_before_reading(name):
+    from dpgm.schema import Schema
+
+    schema = Schema.from_json({**RAW_SCHEMA, "constraints": [{"a": ["yes"], "d": [True]}]})
+    with pytest.raises(ParameterError, match="cannot hold constraints"):
+        make(name).fit(Untouchable(), schema=schema, rng=0)

@@ -144,3 +144,13 @@ def node_features(parents: Parents, sizes: Mapping[str, int]) -> dict[str, NodeF
     return {
         v: NodeFeatures(height[v], len(kids[v]), sensitivity(parents, sizes, v)) for v in parents
     }
+
+
+def structural_hamming_distance(learnt: Parents, true: Parents) -> int:
+    """Edges to add, remove or reverse to turn the DAG ``learnt`` into ``true`` (a
+    reversed edge counts once)."""
+    ours = {(p, v) for v, ps in learnt.items() for p in ps}
+    theirs = {(p, v) for v, ps in true.items() for p in ps}
+    extra, missing = ours - theirs, theirs - ours
+    reversed_ = {(p, v) for p, v in extra if (v, p) in missing}
+    return len(extra) + len(missing) - len(reversed_)

@@ -107,6 +107,38 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- learn ----------------------------------------------------------------------------------------
+def _learn(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from dpgm.cli.common import load_records, mechanism_progress, prepare_outputs, report_spend
+    from dpgm.errors import ParameterError
+    from dpgm.io import write_bif
+    from dpgm.mechanisms import NetworkLearner
+    from dpgm.schema import Schema
+
+    options = {} if args.degree is None else {"degree": args.degree}
+    if args.method == "tree" and args.degree is not None:
+        raise ParameterError("--method tree gives each variable one parent: drop --degree")
+    # everything knowable before reading the data is checked first
+    learner = NetworkLearner(args.epsilon, method=args.method, parameters=args.parameters,
+                             max_memory=args.max_memory, progress=mechanism_progress(),
+                             **options)
+    checked = prepare_outputs(args, (args.data, args.schema))
+    out, ledger = checked["out"], checked["ledger"]
+    schema = Schema.load(args.schema)
+    learner.check(schema.domain, zeros=schema.forbidden)
+    data = load_records(args.data, schema, schema.domain, "numpy", learner.max_memory)
+    say(f"read {args.data}: {len(schema.domain)} variables")  # the count is private
+    network = learner.fit(data, rng=args.seed, schema=schema)
+    network.name = Path(args.data).name.split(".")[0]
+    write_bif(network, out)
+    edges = sum(len(p) for p in network.parents.values())
+    say(f"wrote the private network ({args.method}, {edges} edges) to {out}")
+    report_spend(learner.budget, ledger, out)
+    return 0
+
+
 # -- query, map, sample (post-processing of a released model) -------------------------------------
 def _query(args: argparse.Namespace) -> int:
     from dpgm.errors import ParameterError
@@ -164,9 +196,38 @@ def _sample(args: argparse.Namespace) -> int:
 
 # -- the parser ---------------------------------------------------------------------------------
 def add_commands(commands, *, real, seed, count, positive_count, memory_size) -> None:
-    """Add ``bn fit|query|map|sample`` to the ``dpgm`` parser's subcommands."""
-    bn = commands.add_parser("bn", help="Bayesian networks: private fit, query, map, sample")
+    """Add ``bn learn|fit|query|map|sample`` to the ``dpgm`` parser's subcommands."""
+    bn = commands.add_parser(
+        "bn", help="Bayesian networks: private learn and fit, query, map, sample")
     sub = bn.add_subparsers(dest="bn_command", required=True, parser_class=type(bn))
+
+    learn = sub.add_parser(
+        "learn", help="learn a network, structure and CPDs, privately from a table "
+        "(spends budget)")
+    learn.add_argument("data", help="CSV (or Parquet) of the records")
+    learn.add_argument("--schema", required=True,
+                       help="the table's public schema (JSON); its labels become the states")
+    learn.add_argument("--epsilon", type=real, required=True, help="the privacy budget epsilon")
+    learn.add_argument(
+        "--method", choices=("privbayes", "tree"), default="privbayes",
+        help="privbayes: PrivBayes's greedy network, at most --degree parents each; tree: "
+        "one parent each (default: privbayes)")
+    learn.add_argument("--degree", type=positive_count, default=None,
+                       help="privbayes: the most parents a variable may have (default: 2)")
+    learn.add_argument(
+        "--parameters", choices=("dind", "data-dependent"), default="dind",
+        help="how the CPDs are learnt on the chosen structure with the rest of epsilon, "
+        "as bn fit --method does (default: dind)")
+    learn.add_argument("--seed", type=seed, default=None,
+                       help="makes the run reproducible, for research only (default: none, "
+                       "exact samplers)")
+    learn.add_argument("--max-memory", type=memory_size, default=None,
+                       help="memory limit for the score and count tables (default: half "
+                       "this machine's RAM)")
+    learn.add_argument("--out", required=True, help="where to write the private network (.bif)")
+    learn.add_argument("--ledger", default=None, help="also write the ledger as JSON")
+    learn.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    learn.set_defaults(run=_learn)
 
     fit = sub.add_parser(
         "fit", help="learn a network's CPDs privately on a public structure (spends budget)"

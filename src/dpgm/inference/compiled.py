@@ -3,11 +3,13 @@ variable's marginal under evidence with one calibration.
 
 A Bayesian network's all-posteriors question ("given what we saw, how likely is every
 other variable?") asks the same network again and again under new evidence. The tree,
-the clique each factor lives in and the product of each clique's factors are computed
-once; a query then enters its evidence by slicing (an observed variable leaves every
-clique, a set of states keeps those), leaves out the factors it was told cannot matter,
-calibrates only the smallest subtree that holds what is left, and reads each variable's
-marginal off the smallest clique containing it.
+the clique each factor lives in, the product of each clique's factors and the message
+plan are computed once; a query then enters its evidence as a 0/1 vector on one clique
+holding each observed variable (so that the plan serves every evidence set: building a
+plan for a tree sliced by the evidence cost more than the smaller cliques saved), leaves
+out the factors it was told cannot matter, calibrates only the smallest subtree that
+holds what is left, and reads each variable's marginal off the smallest clique holding
+it.
 """
 
 from __future__ import annotations
@@ -58,20 +60,17 @@ class CompiledTree:
         self.linear = max(spans, default=0.0) <= LINEAR_RANGE
         self._plans: dict[tuple, tuple[MessagePlan, list[int]]] = {}
 
-    def _product(self, clique: int, factors: Iterable[int], spec: list | None = None
-                 ) -> np.ndarray:
-        """The product of ``factors`` (all assigned to ``clique``), evidence ``spec``
-        entered."""
-        table = _enter(np.ones(self.shapes[clique]), spec)
+    def _product(self, clique: int, factors: Iterable[int]) -> np.ndarray:
+        """The product of ``factors`` (all assigned to ``clique``) on the clique's axes."""
+        table = np.ones(self.shapes[clique])
         for k in factors:
-            table = table * _enter(self.aligned[k], spec)
+            table = table * self.aligned[k]
         return table
 
     def marginals(self, targets: Iterable[str], evidence: Mapping[str, list[int]],
                   kept: Sequence[bool] | None = None) -> dict[str, np.ndarray]:
         """The marginal of each target variable given ``evidence`` (codes per variable;
-        several codes mean "one of these"), as a normalised array (over the given codes
-        for a target with evidence).
+        several codes mean "one of these"), as a normalised array over its states.
 
         ``kept[k]`` False leaves factor ``k`` out: the caller vouches that it cannot
         change the targets' marginals (a barren node's CPD). Raises
@@ -80,27 +79,32 @@ class CompiledTree:
         """
         targets = list(targets)
         tree = self.tree
-        observed = {a for a, codes in evidence.items() if len(codes) == 1}
-        cliques = [tuple(a for a in c if a not in observed) for c in tree.cliques]
-        kept_by_clique = [
-            [k for k in ks if kept is None or kept[k]] for ks in self.assigned
-        ]
-        marked = {i for i, ks in enumerate(kept_by_clique) if ks}
-        marked.update(self.holder[t] for t in targets if t not in observed)
-        active = _steiner(tree, marked)
-        key = (tuple(sorted((a, len(c)) for a, c in evidence.items())), tuple(active))
-        if key not in self._plans:
-            self._plans.clear()  # one plan kept: evidence sets rarely repeat their shape
-            self._plans[key] = self._plan(cliques, active, evidence)
-        plan, members = self._plans[key]
-        position = {i: k for k, i in enumerate(members)}
-        psi = []
-        for i in members:
-            spec = _evidence_spec(tree.cliques[i], evidence)
-            if kept_by_clique[i] == self.assigned[i]:
-                psi.append(_enter(self.base[i], spec))
-            else:
-                psi.append(self._product(i, kept_by_clique[i], spec))
+        if kept is None:
+            kept_by_clique = self.assigned
+            active = None  # the whole tree
+        else:
+            kept_by_clique = [[k for k in ks if kept[k]] for ks in self.assigned]
+            marked = {i for i, ks in enumerate(kept_by_clique) if ks}
+            marked.update(self.holder[t] for t in (*targets, *evidence))
+            active = tuple(_steiner(tree, marked))
+        if active not in self._plans:
+            if len(self._plans) > 8:  # the whole tree's plan, and a few pruned ones
+                self._plans = {None: self._plans[None]} if None in self._plans else {}
+            self._plans[active] = self._plan(active)
+        plan, members, holder, others = self._plans[active]
+        psi = [self.base[i] if kept_by_clique[i] is self.assigned[i] or
+               kept_by_clique[i] == self.assigned[i] else self._product(i, kept_by_clique[i])
+               for i in members]
+        # evidence enters as a 0/1 vector on one clique holding its variable: the plan,
+        # compiled once, serves every evidence set
+        for attr, codes in evidence.items():
+            i = holder[attr]
+            axis = plan.cliques[i].index(attr)
+            mask = np.zeros(self.domain[attr])
+            mask[codes] = 1.0
+            shape = [1] * len(plan.cliques[i])
+            shape[axis] = mask.size
+            psi[i] = psi[i] * mask.reshape(shape)
         beliefs = None
         if self.linear:
             with np.errstate(under="ignore"):
@@ -115,31 +119,33 @@ class CompiledTree:
             beliefs = [np.exp(b - cal.log_partition) for b in cal.log_beliefs]
         out = {}
         for t in targets:
-            if t in observed:
-                out[t] = np.ones(1)
-                continue
-            i = position[self.holder[t]]
-            belief = beliefs[i]
-            axis = plan.cliques[i].index(t)
-            others = tuple(k for k in range(belief.ndim) if k != axis)
-            table = _add(belief, others) if others else belief
+            i = holder[t]
+            rest = others[t]
+            table = _add(beliefs[i], rest) if rest else beliefs[i]
             out[t] = table / table.sum()
         return out
 
-    def _plan(self, cliques: list[tuple[str, ...]], active: list[int],
-              evidence: Mapping[str, list[int]]) -> tuple[MessagePlan, list[int]]:
-        """The message plan of the ``active`` subtree with the observed variables sliced out
-        (root first), and the original index of each of its cliques."""
+    def _plan(self, active: tuple[int, ...] | None) -> tuple:
+        """The message plan of the ``active`` subtree (None: the whole tree), the original
+        index of each of its cliques, and for each variable in it the clique that holds
+        it (a plan index) and the axes to sum out of that clique's belief."""
         tree = self.tree
-        members = [i for i in tree.order if i in set(active)]
-        position = {i: k for k, i in enumerate(members)}
-        parent = [position.get(tree.parent[i], -1) for i in members]
-        attrs = [a for a in self.domain.attrs if any(a in cliques[i] for i in members)]
-        sizes = [len(evidence[a]) if a in evidence else self.domain[a] for a in attrs]
-        domain = Domain(attrs, sizes)
-        sub = JunctionTree(domain, [cliques[i] for i in members], parent,
-                           list(range(len(members))), tree.heuristic)
-        return MessagePlan(sub), members
+        if active is None:
+            plan, members = MessagePlan(tree), list(range(len(tree.cliques)))
+        else:
+            chosen = set(active)
+            members = [i for i in tree.order if i in chosen]
+            position = {i: k for k, i in enumerate(members)}
+            parent = [position.get(tree.parent[i], -1) for i in members]
+            sub = JunctionTree(self.domain, [tree.cliques[i] for i in members], parent,
+                               list(range(len(members))), tree.heuristic)
+            plan = MessagePlan(sub)
+        holder: dict[str, int] = {}
+        for k in sorted(range(len(members)), key=lambda k: -plan.sizes[k]):
+            holder.update(dict.fromkeys(plan.cliques[k], k))
+        others = {a: tuple(x for x, b in enumerate(plan.cliques[k]) if b != a)
+                  for a, k in holder.items()}
+        return plan, members, holder, others
 
 
 def _align(domain: Domain, table: np.ndarray, scope: tuple[str, ...],
@@ -149,32 +155,6 @@ def _align(domain: Domain, table: np.ndarray, scope: tuple[str, ...],
     present = [a for a in clique if a in scope]
     moved = np.transpose(table, [scope.index(a) for a in present])
     return moved.reshape([domain[a] if a in scope else 1 for a in clique])
-
-
-def _evidence_spec(clique: tuple[str, ...], evidence: Mapping[str, list[int]]) -> list | None:
-    """Per axis of a table on ``clique``: None, the observed code, or the array of the
-    given states; None where no evidence touches the clique."""
-    if evidence.keys().isdisjoint(clique):
-        return None
-    spec: list = []
-    for a in clique:
-        codes = evidence.get(a)
-        spec.append(None if codes is None else codes[0] if len(codes) == 1
-                    else np.asarray(codes))
-    return spec
-
-
-def _enter(table: np.ndarray, spec: list | None) -> np.ndarray:
-    """Evidence ``spec`` entered into ``table``: an observed variable's axis is dropped, a
-    set of states keeps those (axes of size 1 stand for attributes the table lacks)."""
-    if spec is None:
-        return table
-    for axis, x in enumerate(spec):
-        if isinstance(x, np.ndarray) and table.shape[axis] > 1:
-            table = np.take(table, x, axis=axis)
-    index = tuple(slice(None) if x is None or isinstance(x, np.ndarray)
-                  else (x if table.shape[axis] > 1 else 0) for axis, x in enumerate(spec))
-    return table[index]
 
 
 def _steiner(tree: JunctionTree, marked: set[int]) -> list[int]:

@@ -3,6 +3,7 @@
 from dpgm.mechanisms.aim import AIM
 from dpgm.mechanisms.base import Mechanism
 from dpgm.mechanisms.bn import BNParameterLearner, DataDependentBN, DInd
+from dpgm.mechanisms.bn_learn import NetworkLearner
 from dpgm.mechanisms.cgm import CGM
 from dpgm.mechanisms.dualquery import DualQuery
 from dpgm.mechanisms.hdmm import HDMM
@@ -33,6 +34,8 @@ BN_LEARNERS: dict[str, type[BNParameterLearner]] = {
     "data-dependent": DataDependentBN,
 }
 
+#: learners of a whole Bayesian network, structure and CPDs, from a table
+NETWORK_LEARNERS: dict[str, type[Mechanism]] = {"bn-learn": NetworkLearner}
 #: the private MRF learners of Zhang et al. 2020 (dpgm.mrf), by name
 MRF_LEARNERS: dict[str, type[Mechanism]] = {
     "ising": IsingLearner,
@@ -43,8 +46,10 @@ MRF_LEARNERS: dict[str, type[Mechanism]] = {
 
 #: every learner, one registry: each is a Mechanism (``fit`` spends its budget once and
 #: returns a model, or records or an edge set where ``releases_model`` says so); the
-#: synthesizers, the BN CPD learners and the MRF learners are its three groups
-LEARNERS: dict[str, type[Mechanism]] = {**REGISTRY, **BN_LEARNERS, **MRF_LEARNERS}
+#: synthesizers, the BN CPD learners, the network learner and the MRF learners are its
+#: four groups
+LEARNERS: dict[str, type[Mechanism]] = {**REGISTRY, **BN_LEARNERS, **NETWORK_LEARNERS,
+                                        **MRF_LEARNERS}
 
 __all__ = [
     "AIM",
@@ -59,6 +64,8 @@ __all__ = [
     "MRF_LEARNERS",
     "MST",
     "MWEM",
+    "NETWORK_LEARNERS",
+    "NetworkLearner",
     "REGISTRY",
     "DomainCompression",
     "DualQuery",

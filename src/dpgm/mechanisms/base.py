@@ -106,6 +106,8 @@ class Mechanism:
     #: whether the mechanism measures refined numeric columns (a schema's ``"refine"``)
     #: at two resolutions (:mod:`dpgm.models.refinement`); the others use the fine cells
     refines: ClassVar[bool] = False
+    #: whether the release can hold a schema's constraints (structural zeros) exactly
+    holds_constraints: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -328,6 +330,15 @@ class Mechanism:
         """The private algorithm: spend ``self.budget`` on ``data``; return the result."""
         raise NotImplementedError
 
+    def fit_within(self, data: Dataset, workload: Workload, randomness: Randomness,
+                   budget: PrivacyBudget):
+        """Run as one step of a larger mechanism: spend this mechanism's ε on ``data``,
+        charged to ``budget`` (the larger one's), and return what it found. The caller has
+        done :meth:`fit`'s checks and encoding."""
+        self._reset()
+        self.budget = budget
+        return self._fit(data, workload, randomness)
+
     def _reset(self) -> None:
         """Forget what a previous ``fit`` found (subclasses add their own state)."""
         self.budget: PrivacyBudget | None = None
@@ -379,6 +390,10 @@ class Mechanism:
                 cliques = refinement.default_workload(cliques)
             domain, workload = refinement.split, cliques
             zeros = refinement.forbidden(zeros)
+        if zeros and not self.holds_constraints:
+            raise ParameterError(
+                f"{type(self).__name__} cannot hold constraints (structural zeros) exactly: "
+                "drop them from the schema")
         if zeros and self.estimator != "pgm":
             remedy = (f"use {option('estimator', 'pgm')}" if "pgm" in self.estimators else
                       f"{type(self).__name__} has none: use another mechanism")
