@@ -409,3 +409,46 @@ def test_a_released_network_round_trips_with_its_ledger_and_total(tmp_path):
         parse_bif(broken)
     other = text.replace("  property dpgm-total 50.5;\n", "  property author \"someone\";\n")
     assert parse_bif(other).total == 1.0  # properties of other tools are ignored
+
+
+def test_a_gzip_of_a_bif_file_reads_the_same(tmp_path):
+    import gzip
+
+    path = tmp_path / "asia.bif.gz"
+    path.write_bytes(gzip.compress(bn_path("asia").read_bytes()))
+    plain, packed = read_bif(bn_path("asia")), read_bif(path)
+    assert packed.parents == plain.parents and packed.states == plain.states
+    for v in plain.variables:
+        assert np.array_equal(packed.cpds[v], plain.cpds[v])
+
+
+@pytest.mark.parametrize("text", [
+    # each unusual block goes through the careful reader, which names the problem
+    'probability ( A | B ) {\n  (x) 0.5, 0.5;\n  (x) 0.5, 0.5;\n}',
+    'probability ( A | B ) {\n  (x) 0.5, 0.5;\n}',
+    'probability ( A | B ) {\n  (x) 0.5, 0.5;\n  (z) 0.5, 0.5;\n}',
+    'probability ( A | B ) {\n  (x) 0.5, 0.5, 0.1;\n  (y) 0.5, 0.5;\n}',
+    'probability ( A | B ) {\n  (x) 0.5, abc;\n  (y) 0.5, 0.5;\n}',
+    'probability ( A | B ) {\n  (x) 0.9, 0.5;\n  (y) 0.5, 0.5;\n}',
+])
+def test_malformed_blocks_fail_with_the_careful_readers_message(text):
+    head = ("variable A {\n  type discrete [ 2 ] { a0, a1 };\n}\n"
+            "variable B {\n  type discrete [ 2 ] { x, y };\n}\n"
+            "probability ( B ) {\n  table 0.5, 0.5;\n}\n")
+    with pytest.raises(DataError, match=r"<string>, line \d+"):
+        parse_bif(head + text)
+
+
+def test_the_bulk_reader_and_the_careful_one_agree(monkeypatch):
+    """Every bundled network, read in bulk and block by block: the same numbers."""
+    import dpgm.io.bif as bif
+
+    for name in ("asia", "sachs", "child", "alarm", "hailfinder", "win95pts", "hepar2"):
+        quick = read_bif(bn_path(name))
+        with monkeypatch.context() as patch:
+            patch.setattr(bif, "_quick_probability", lambda *args: None)
+            patch.setattr(bif, "_QUICK_VARIABLE", __import__("re").compile(r"(?!)"))
+            careful = read_bif(bn_path(name))
+        assert quick.parents == careful.parents and quick.states == careful.states
+        for v in quick.variables:
+            assert np.array_equal(quick.cpds[v], careful.cpds[v])

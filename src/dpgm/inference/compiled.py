@@ -58,7 +58,8 @@ class CompiledTree:
             spans = [np.log(t.max()) - np.log(t[t > 0].min()) if (t > 0).any() else 0.0
                      for t in self.base]
         self.linear = max(spans, default=0.0) <= LINEAR_RANGE
-        self._plans: dict[tuple, tuple[MessagePlan, list[int]]] = {}
+        self._plans: dict[tuple | None, tuple] = {}
+        self._prior: list | None = None  # the evidence-free pass's upward messages
 
     def _product(self, clique: int, factors: Iterable[int]) -> np.ndarray:
         """The product of ``factors`` (all assigned to ``clique``) on the clique's axes."""
@@ -107,8 +108,15 @@ class CompiledTree:
             psi[i] = psi[i] * mask.reshape(shape)
         beliefs = None
         if self.linear:
+            known = None
+            if active is None and evidence and kept_by_clique is self.assigned:
+                known = self._prior_messages(plan, evidence, holder)
+            wanted = [False] * len(members)
+            for t in targets:
+                wanted[holder[t]] = True
             with np.errstate(under="ignore"):
-                found = plan._linear_marginals(psi, [0.0] * len(psi), 1.0)
+                found = plan._linear_marginals(psi, [0.0] * len(psi), 1.0, known,
+                                               wanted=wanted)
             if found is not None:
                 beliefs = plan.unpack(found[0])
         if beliefs is None:  # past the linear range, an underflow, or probability zero
@@ -124,6 +132,28 @@ class CompiledTree:
             table = _add(beliefs[i], rest) if rest else beliefs[i]
             out[t] = table / table.sum()
         return out
+
+    def _prior_messages(self, plan: MessagePlan, evidence: Mapping[str, list[int]],
+                        holder: dict[str, int]) -> list | None:
+        """The upward messages of the whole tree without evidence, for the cliques whose
+        subtree holds none of ``evidence``'s indicators: their messages are unchanged.
+        None where the evidence-free pass underflowed."""
+        if self._prior is None:
+            kept: list = []
+            with np.errstate(under="ignore"):
+                found = plan._linear_marginals(list(self.base), [0.0] * len(self.base), 1.0,
+                                               keep=kept)
+            self._prior = kept if found is not None else []
+        if not self._prior:
+            return None
+        tree = plan.tree
+        dirty = [False] * len(tree.cliques)
+        for attr in evidence:  # the evidence cliques and their ancestors
+            i = holder[attr]
+            while i >= 0 and not dirty[i]:
+                dirty[i] = True
+                i = tree.parent[i]
+        return [None if dirty[i] else self._prior[i] for i in range(len(dirty))]
 
     def _plan(self, active: tuple[int, ...] | None) -> tuple:
         """The message plan of the ``active`` subtree (None: the whole tree), the original

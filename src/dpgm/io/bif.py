@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import json
 import math
 import re
@@ -422,8 +423,10 @@ def assemble(
 
 
 def read_bif(path: str | PathLike[str]) -> BayesianNetwork:
-    """Read a discrete Bayesian network from a ``.bif`` file, in UTF-8 or else Latin-1."""
-    with open(path, "rb") as fh:
+    """Read a discrete Bayesian network from a ``.bif`` file (or a gzip of one,
+    ``.bif.gz``), in UTF-8 or else Latin-1."""
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    with opener(path, "rb") as fh:
         raw = fh.read()
     try:
         text = raw.decode("utf-8-sig")
