@@ -88,19 +88,31 @@ def largest_difference(ours: dict, theirs: dict) -> float:
     return worst
 
 
+def network_path(name: str) -> Path:
+    """A network of ``../shared/data/bn`` by name, or a BIF file (``.bif`` or ``.bif.gz``)."""
+    return Path(name) if name.endswith((".bif", ".gz")) else BN_DIR / f"{name}.bif"
+
+
 def run(name: str, repeat: int, timeout: float) -> dict:
+    import gzip
+    import tempfile
+
     from dpgm.io import read_bif
 
-    path = BN_DIR / f"{name}.bif"
+    path = network_path(name)
     queries = make_queries(read_bif(path))
-    spec = {"path": str(path), "repeat": repeat, **queries}
+    plain = path  # pyAgrum reads plain BIF only: a gzip is unpacked for it (not timed)
+    if path.suffix == ".gz":
+        plain = Path(tempfile.mkdtemp()) / path.stem
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+    spec = {"path": str(path), "agrum_path": str(plain), "repeat": repeat, **queries}
     ours = run_child(CHILD, {**spec, "library": "dpgm"}, timeout, MEMORY_LIMIT)
     theirs = run_child(CHILD, {**spec, "library": "pyagrum"}, timeout, MEMORY_LIMIT)
     # pyAgrum's MPE names the observed variables too; dpgm's names the others only
     same = sum(b is not None and a == {k: v for k, v in b.items() if k in a}
                for a, b in zip(ours.get("mpe_answers", []), theirs.get("mpe_answers", [])))
     failed = sum(b is None for b in theirs.get("mpe_answers", []))
-    return {"network": name, "dpgm": _strip(ours), "pyagrum": _strip(theirs),
+    return {"network": path.name.split(".")[0], "dpgm": _strip(ours), "pyagrum": _strip(theirs),
             "difference": largest_difference(ours, theirs), "mpe_same": same,
             "pyagrum_mpe_failed": failed,
             "count": len(queries["mpe"])}
@@ -120,7 +132,9 @@ def _seconds(result: dict, key: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--networks", nargs="+", default=list(NETWORKS))
+    parser.add_argument("--networks", nargs="+", default=list(NETWORKS),
+                        help="names in ../shared/data/bn, or paths of BIF files (.bif, "
+                        ".bif.gz: munin ships with pgmpy, pgmpy/utils/example_models)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (best kept)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per library")
     parser.add_argument("--json", default=None, help="also write the figures here")
@@ -135,6 +149,7 @@ def main(argv=None) -> int:
     for name in args.networks:
         result = run(name, args.repeat, args.timeout)
         results.append(result)
+        name = result["network"]
         ours, theirs = result["dpgm"], result["pyagrum"]
         for label, key in [("load", "load"), ("20 × all posteriors", "posteriors"),
                            ("20 conditional", "conditional"), ("20 MPE", "mpe")]:

@@ -38,6 +38,25 @@ OUTPUT = ROOT / "experiments" / "output"
 NETWORK_RECORDS = 20_000  # records drawn from each Bayesian network
 NETWORK_SEED = 0
 MAX_MODEL_CELLS = 10_000_000
+
+
+def find_network(name: str) -> Path:
+    """The BIF file of the network ``name`` (``.bif`` or ``.bif.gz``): in ``$DPGM_BN_DIR``,
+    ``tests/data/bn``, ``../shared/data/bn``, or the example models that ship with pgmpy
+    (Insurance and Munin, among others; pgmpy is in the ``bench`` extra)."""
+    import importlib.util
+
+    folders = [Path(os.environ["DPGM_BN_DIR"])] if os.environ.get("DPGM_BN_DIR") else []
+    folders += [ROOT / "tests" / "data" / "bn", BN_FOLDER]
+    spec = importlib.util.find_spec("pgmpy")  # found without importing it
+    if spec is not None and spec.submodule_search_locations:
+        folders.append(Path(list(spec.submodule_search_locations)[0]) / "utils"
+                       / "example_models")
+    for folder in folders:
+        for suffix in (".bif", ".bif.gz"):
+            if (folder / f"{name}{suffix}").exists():
+                return folder / f"{name}{suffix}"
+    raise FileNotFoundError(f"no {name}.bif(.gz) in {[str(f) for f in folders]}")
 DATASETS = ("adult", "child", "alarm")
 
 

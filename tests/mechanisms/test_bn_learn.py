@@ -32,7 +32,8 @@ def asia_data():
 
 def test_the_ledger_is_exact(asia_data):
     epsilon, d = 1.0, len(asia_data.domain)
-    learner = NetworkLearner(epsilon, structure_share=0.4, count_share=0.1)
+    learner = NetworkLearner(epsilon, structure_share=0.4, count_share=0.1,
+                             parameters="dind", estimator="original")
     network = learner.fit(asia_data, rng=1)
     ledger = learner.budget.ledger
     structure = 0.4 * epsilon
@@ -76,7 +77,8 @@ def test_at_a_huge_epsilon_the_structure_is_the_non_private_greedys(name, method
     """Each pick is the greedy's best; where scores tie exactly (Asia's deterministic
     node, a pair of Sachs's), one of the tied best."""
     data = load(name).sample(20_000, 0)
-    learner = NetworkLearner(1e7, method=method, theta=1e-12)
+    learner = NetworkLearner(1e7, method=method, theta=1e-12, parameters="dind",
+                             estimator="original")
     learner.fit(data, rng=3)
     best = _greedy_choices(data, learner.network, degree)
     assert all(pick in choices for pick, choices in zip(learner.network[1:], best))
@@ -126,7 +128,8 @@ def test_the_selections_follow_the_exponential_mechanisms_law():
     epsilon_round = 0.012  # about a 0.7 chance of y over z as x's first child
     epsilon = 2 * epsilon_round / (share * (1 - count_share))
     learner = NetworkLearner(epsilon, method="tree", structure_share=share,
-                             count_share=count_share, theta=1e-12)
+                             count_share=count_share, theta=1e-12, parameters="dind",
+                             estimator="original")
     assert learner._split(3)[1] == pytest.approx(epsilon_round, rel=1e-12)
     law = _tree_law(scores, epsilon_round)
     repeats = 1500
@@ -163,11 +166,13 @@ def test_bad_options_fail_at_construction():
     assert NetworkLearner(1.0, method="tree").degree == 1
 
 
-def test_data_dependent_cpds_share_the_ledger(asia_data):
-    learner = NetworkLearner(2.0, parameters="data-dependent")
-    learner.fit(asia_data, rng=2)
+def test_the_default_cpds_are_private_pgm_on_the_data_dependent_tables(asia_data):
+    learner = NetworkLearner(2.0)
+    network = learner.fit(asia_data, rng=2)
     assert learner.budget.spent_epsilon == pytest.approx(2.0, rel=1e-12)
     assert learner.learner.allocation_rule == "error"
+    assert learner.learner.estimator == "pgm" and learner.model is not None
+    assert network.parents == learner.parents
 
 
 def test_structural_hamming_distance():

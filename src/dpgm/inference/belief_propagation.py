@@ -273,10 +273,13 @@ class MessagePlan(CliqueLayout):
                 # is told there changes no belief (its own belief is 0 there too)
                 divisor = np.where(up > 0.0, up, 1.0) if unnormalised[p] is not None else up
                 if unnormalised[p] is not None and float(_min(divisor, None)) > _SAFE_DIVISOR:
-                    # dividing the parent's belief by this child's message is exact to a
-                    # few ulps and O(1) per child; multiplying the siblings' messages is
-                    # O(children) per child, quadratic on the star-shaped trees of AIM
-                    rest = unnormalised[p] / divisor
+                    # the parent's belief over the separator, divided by this child's
+                    # message (which varies over the separator only): exact to a few ulps,
+                    # O(1) per child where multiplying the siblings' messages is
+                    # O(children), quadratic on the star-shaped trees of AIM, and the
+                    # division is on the separator, not the clique
+                    message = _sum_out(unnormalised[p], self.down_axes[i]) / divisor
+                    rest = None
                 elif len(tree.children[p]) > 2:
                     if p not in siblings:
                         siblings[p] = _leave_one_out(
@@ -288,7 +291,8 @@ class MessagePlan(CliqueLayout):
                     for c in tree.children[p]:
                         if c != i:
                             rest = rest * upward[c]
-                message = _sum_out(rest, self.down_axes[i])
+                if rest is not None:
+                    message = _sum_out(rest, self.down_axes[i])
                 top = float(_max(message, None))
                 if not top > _SAFE_DIVISOR:
                     return None

@@ -138,16 +138,18 @@ class JunctionTree:
 
     @classmethod
     def build(
-        cls, domain: Domain, cliques: Iterable[Iterable[str]], heuristic: str = "auto"
+        cls, domain: Domain, cliques: Iterable[Iterable[str]], heuristic: str = "auto",
+        enough: float = -math.inf,
     ) -> JunctionTree:
         """Junction tree covering ``cliques`` and every attribute of ``domain``.
 
         With ``heuristic="auto"`` every greedy heuristic is tried and the tree with the
-        fewest cells kept: no single heuristic is best on every graph.
+        fewest cells kept: no single heuristic is best on every graph. A tree of at most
+        ``enough`` cells stops the search (small trees cost less to use than to improve).
         """
         graph = interaction_graph(domain, [domain.check(c) for c in cliques])
         tried = HEURISTICS if heuristic == "auto" else (heuristic,)
-        _, name, maximal = triangulate(graph, domain.to_dict(), tried)
+        _, name, maximal = triangulate(graph, domain.to_dict(), tried, enough)
         ordered = [domain.canonical(c) for c in maximal]
         ordered.sort(key=lambda c: (-domain.size(c), domain.axes(c)))
         parent, order = _join(ordered)

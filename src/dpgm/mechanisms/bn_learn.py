@@ -16,12 +16,13 @@ one record; with d attributes, β = ``structure_share`` and s = ``count_share``:
       sensitivity that grows with n).
 
 2. ε − ε_s learns the CPDs on the chosen structure with a learner of
-   :mod:`dpgm.mechanisms.bn` (``parameters``): its 2d noisy contingency tables of
+   :mod:`dpgm.mechanisms.bn` (``parameters``): its noisy contingency tables of
    sensitivity 1, charged to the same budget.
 
 The threshold: a (child, parents) marginal is θ-useful when it has at most
 τ = n̂·(ε − ε_s)/(2d·θ) cells — its average count at least θ times the Laplace scale
-2d/(ε − ε_s) with which D-Ind measures it — and it fits in ``max_memory``. The parts add
+2d/(ε − ε_s) with which D-Ind measures it (the data-dependent learner's scales are
+spread around that) — and it fits in ``max_memory``. The parts add
 up to ε (sequential composition); the CPDs' post-processing is the learner's.
 """
 
@@ -52,7 +53,9 @@ class NetworkLearner(Mechanism):
     ``method`` is ``"privbayes"`` (at most ``degree`` parents each) or ``"tree"`` (one);
     ``parameters`` the CPD learner (``"dind"`` or ``"data-dependent"``, the latter with
     ``allocation="error"``: its other rule depends on the structure, which is not public
-    before the run), with ``estimator`` and ``iters`` passed on. ``fit`` releases a
+    before the run), with ``estimator`` and ``iters`` passed on. The defaults,
+    data-dependent tables estimated by Private-PGM, had the lowest query error of the
+    CPD learners measured (``docs/bayesian-networks.md``). ``fit`` releases a
     :class:`BayesianNetwork` in the domain's labels; ``network`` keeps the pairs in the
     order chosen and ``parents`` the structure.
 
@@ -74,11 +77,11 @@ class NetworkLearner(Mechanism):
         *,
         method: str = "privbayes",
         degree: int = 2,
-        parameters: str = "dind",
+        parameters: str = "data-dependent",
         structure_share: float = 0.5,
         count_share: float = 0.05,
         theta: float = 4.0,
-        estimator: str = "original",
+        estimator: str = "pgm",
         iters: int = 500,
         max_memory: float | None = None,
         progress: Progress | None = None,
