@@ -251,12 +251,13 @@ def _parse_probability(src, pos, header, body, body_pos, states) -> tuple[str, t
     return child, parents, rounded_rows(cpd)
 
 
-def _quick_probability(header: str, body: str, states: dict[str, list[str]],
-                       codes: dict[str, dict[str, int]]) -> tuple[str, tuple, np.ndarray] | None:
-    """A well-formed probability block read in bulk (all its rows at once, one array for
-    all its numbers), or None where anything is unusual (quotes, ``default``, comments,
-    a missing row...): :func:`_parse_probability` then reads it again and names the
-    problem. Most files are well formed; reading row by row made loading slow."""
+def _quick_tokens(header: str, body: str, states: dict[str, list[str]],
+                  codes: dict[str, dict[str, int]]) -> tuple | None:
+    """A well-formed probability block's parts, unparsed numbers included: (child,
+    parents, parent sizes, child size, the rows' parent codes (flat; None for a
+    ``table``), the numbers as text); None where anything is unusual (quotes,
+    ``default``, comments, a missing ';'...): :func:`_parse_probability` then reads the
+    block again and names the problem."""
     names = [_unquote(t) for t in _TOKEN.findall(header)]
     if not names or len(set(names)) != len(names) or any(v not in states for v in names):
         return None
@@ -265,6 +266,7 @@ def _quick_probability(header: str, body: str, states: dict[str, list[str]],
     child, parents = names[0], tuple(names[1:])
     k = len(states[child])
     psizes = tuple(len(states[p]) for p in parents)
+    index = None
     if parents:
         rows = _QUICK_ROW.findall(body)
         if len(rows) != body.count(";") or body.rstrip()[-1:] not in ("", ";"):
@@ -283,25 +285,56 @@ def _quick_probability(header: str, body: str, states: dict[str, list[str]],
         if table is None:
             return None
         numbers = table.group(1).replace(",", " ").split()
+    if len(numbers) != math.prod(psizes) * k:
+        return None
+    return child, parents, psizes, k, index, numbers
+
+
+def _quick_cpds(blocks: list[tuple]) -> list[np.ndarray] | None:
+    """The CPDs of well-formed blocks (:func:`_quick_tokens`), their numbers parsed,
+    checked and normalised as :func:`rounded_rows` does in one pass over all of them;
+    None where a number, a row's sum or a repeated row calls for the careful reader.
+    Most files are well formed; reading row by row, block by block, made loading slow."""
+    if not blocks:
+        return []
     try:
-        values = np.array(numbers, dtype=float)
+        values = np.array([t for block in blocks for t in block[5]], dtype=float)
     except ValueError:
         return None
-    if values.size != math.prod(psizes) * k or not np.isfinite(values).all() or (
-            values < 0).any():
+    if not np.isfinite(values).all() or (values < 0).any():
         return None
-    if parents:
-        configs = np.array(index, dtype=np.intp).reshape(-1, len(parents))
-        flat = np.ravel_multi_index(tuple(configs.T), psizes)
-        if np.unique(flat).size != flat.size:
+    sizes = np.repeat(np.array([b[3] for b in blocks], dtype=np.intp),
+                      np.array([len(b[5]) // b[3] for b in blocks], dtype=np.intp))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    # each row summed as a CPD's last axis is (reduceat adds in another order, which moves
+    # the last bit of a normalised row): rows of one size at a time
+    sums = np.empty(sizes.size)
+    for k in np.unique(sizes):
+        rows = np.flatnonzero(sizes == k)
+        sums[rows] = values[starts[rows, None] + np.arange(k)].sum(axis=-1)
+    if (np.abs(sums - 1.0) > _ROW_TOLERANCE).any():
+        return None
+    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * sizes
+    values = values / np.repeat(np.where(exact, 1.0, sums), sizes)  # x / 1.0 is x
+    cpds, offset = [], 0
+    for _, parents, psizes, k, index, numbers in blocks:
+        part = values[offset: offset + len(numbers)]
+        offset += len(numbers)
+        if not parents:
+            cpds.append(part)
+            continue
+        n, strides = len(parents), [math.prod(psizes[j + 1:]) for j in range(len(parents))]
+        flat = [sum(index[r * n + j] * strides[j] for j in range(n))
+                for r in range(len(index) // n)]
+        if flat == list(range(len(flat))):  # rows in the CPD's own order: a view
+            cpds.append(part.reshape((*psizes, k)))
+            continue
+        if len(set(flat)) != len(flat):
             return None  # a row given twice
         cpd = np.empty((*psizes, k))
-        cpd.reshape(-1, k)[flat] = values.reshape(-1, k)
-    else:
-        cpd = values
-    if (np.abs(cpd.sum(axis=-1) - 1.0) > _ROW_TOLERANCE).any():
-        return None
-    return child, parents, rounded_rows(cpd)
+        cpd.reshape(-1, k)[flat] = part.reshape(-1, k)
+        cpds.append(cpd)
+    return cpds
 
 
 _QUICK_ROW = re.compile(r"\s*\(([^()]*)\)([^;()]*);")
@@ -361,13 +394,20 @@ def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
         parents: dict[str, tuple[str, ...]] = {}
         cpds: dict[str, np.ndarray] = {}
         codes = {v: {s: i for i, s in enumerate(names)} for v, names in states.items()}
-        for start, m in blocks:
-            if m.group("kind") is not None:
-                continue
-            read = _quick_probability(m.group("vars"), m.group("table"), states, codes)
-            child, pars, cpd = read or _parse_probability(
-                src, start, m.group("vars"), m.group("table"), m.start("table"), states
-            )
+        probability = [(start, m) for start, m in blocks if m.group("kind") is None]
+        tokens = [_quick_tokens(m.group("vars"), m.group("table"), states, codes)
+                  for _, m in probability]
+        # all blocks at once where all are well formed; else one by one, the unusual
+        # ones by the careful reader
+        quick = _quick_cpds(tokens) if all(tokens) else None
+        for n, (start, m) in enumerate(probability):
+            if quick is not None:
+                child, pars, cpd = tokens[n][0], tokens[n][1], quick[n]
+            else:
+                one = _quick_cpds([tokens[n]]) if tokens[n] else None
+                child, pars, cpd = (tokens[n][0], tokens[n][1], one[0]) if one else (
+                    _parse_probability(src, start, m.group("vars"), m.group("table"),
+                                       m.start("table"), states))
             if child in cpds:
                 raise src.error(start, f"a second probability block for {child!r}")
             parents[child], cpds[child] = pars, cpd
