@@ -12,13 +12,13 @@ import pytest
 from bn_helpers import load
 from mechanism_helpers import PublicOnly
 from scipy import stats
+from selection_helpers import tree_law, triple
 
 from dpgm import Dataset, Domain
 from dpgm.bn.structure import structural_hamming_distance
 from dpgm.errors import ModelTooLargeError, ParameterError
 from dpgm.mechanisms import NetworkLearner
 from dpgm.mechanisms.network_selection import (
-    R_SENSITIVITY,
     parent_sets,
     r_score,
     score_table_cells,
@@ -87,41 +87,11 @@ def test_at_a_huge_epsilon_the_structure_is_the_non_private_greedys(name, method
         assert all(len(ps) <= 1 for ps in learner.parents.values())
 
 
-def _triple(seed: int = 0, n: int = 1000) -> Dataset:
-    """Three binary attributes: y = x with probability 0.85, z = x with probability 0.65."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 2, n)
-    y = np.where(rng.random(n) < 0.85, x, 1 - x)
-    z = np.where(rng.random(n) < 0.65, x, 1 - x)
-    return Dataset(np.column_stack([x, y, z]), Domain(["x", "y", "z"], [2, 2, 2]))
-
-
-def _tree_law(scores: dict[frozenset, float], epsilon: float) -> dict[tuple, float]:
-    """P(network) of a tree on three attributes: a uniform first attribute, then the
-    exponential mechanism ∝ exp(ε·S/(2Δ)) over (child, parent) in each round."""
-    attrs = ["x", "y", "z"]
-
-    def softmax(values):
-        w = np.exp(epsilon * (np.array(values) - max(values)) / (2 * R_SENSITIVITY))
-        return w / w.sum()
-
-    law = {}
-    for first in attrs:
-        children = [a for a in attrs if a != first]
-        for c1, q1 in zip(children, softmax([scores[frozenset((c, first))] for c in children])):
-            (last,) = [a for a in children if a != c1]
-            parents = [a for a in attrs if a in (first, c1)]
-            for parent, q2 in zip(parents, softmax([scores[frozenset((last, p))]
-                                                    for p in parents])):
-                law[((first, ()), (c1, (first,)), (last, (parent,)))] = q1 * q2 / 3
-    return law
-
-
 def test_the_selections_follow_the_exponential_mechanisms_law():
     """Whole runs of the learner (tree, θ-usefulness off) on three binary attributes: the
     12 possible structures against their law by a chi-square test at significance 1e-3;
     the law with twice the ε per round must be rejected (the test's power)."""
-    data = _triple()
+    data = triple()
     scores = {frozenset((u, v)): r_score(data.marginal((u, v)))
               for u, v in (("x", "y"), ("x", "z"), ("y", "z"))}
     share, count_share = 0.5, 0.05
@@ -131,7 +101,7 @@ def test_the_selections_follow_the_exponential_mechanisms_law():
                              count_share=count_share, theta=1e-12, parameters="dind",
                              estimator="original")
     assert learner._split(3)[1] == pytest.approx(epsilon_round, rel=1e-12)
-    law = _tree_law(scores, epsilon_round)
+    law = tree_law(scores, epsilon_round)
     repeats = 1500
     outcomes = Counter()
     for seed in range(repeats):
@@ -141,7 +111,7 @@ def test_the_selections_follow_the_exponential_mechanisms_law():
     assert set(outcomes) <= set(keys)
     observed = np.array([outcomes[k] for k in keys])
     assert stats.chisquare(observed, repeats * np.array([law[k] for k in keys])).pvalue > 1e-3
-    wrong = _tree_law(scores, 2 * epsilon_round)
+    wrong = tree_law(scores, 2 * epsilon_round)
     assert stats.chisquare(observed, repeats * np.array([wrong[k] for k in keys])).pvalue < 1e-3
 
 

@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from mechanism_helpers import Untouchable
 from scipy import optimize, stats
+from selection_helpers import tree_law, triple
 
 import dpgm.mechanisms.base as base_module
 from dpgm import Dataset, Domain, DpgmError, MarkovRandomField
 from dpgm.errors import BudgetExceededError
 from dpgm.evaluation import tv_distance
 from dpgm.measurement import Measurement
+from dpgm.mechanisms.network_selection import select_network
 from dpgm.mechanisms.privbayes import R_SENSITIVITY, PrivBayes, parent_sets, r_score
 from dpgm.models import BayesianNetwork
 from dpgm.privacy import PrivacyBudget
@@ -214,42 +216,11 @@ def test_network_structure_and_measured_cliques(data):
     assert [m.clique for m in mechanism.measurements[1:]] == mechanism.measured
 
 
-def _triple(seed: int = 0, n: int = 1000) -> Dataset:
-    """Three binary attributes: y = x with probability 0.85, z = x with probability 0.65."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 2, n)
-    y = np.where(rng.random(n) < 0.85, x, 1 - x)
-    z = np.where(rng.random(n) < 0.65, x, 1 - x)
-    return Dataset(np.column_stack([x, y, z]), Domain(["x", "y", "z"], [2, 2, 2]))
-
-
-def _structure_law(scores: dict[frozenset, float], epsilon: float) -> dict[tuple, float]:
-    """P(network) for degree 1 on three attributes: a uniform first attribute, then the
-    exponential mechanism ∝ exp(ε·S/(2Δ)) over (child, parent) in each round."""
-    attrs = ["x", "y", "z"]
-
-    def softmax(values):
-        w = np.exp(epsilon * (np.array(values) - max(values)) / (2 * R_SENSITIVITY))
-        return w / w.sum()
-
-    law = {}
-    for first in attrs:
-        children = [a for a in attrs if a != first]
-        p1 = softmax([scores[frozenset((c, first))] for c in children])
-        for c1, q1 in zip(children, p1):
-            (last,) = [a for a in children if a != c1]
-            parents = [a for a in attrs if a in (first, c1)]  # domain order
-            p2 = softmax([scores[frozenset((last, p))] for p in parents])
-            for parent, q2 in zip(parents, p2):
-                law[((first, ()), (c1, (first,)), (last, (parent,)))] = q1 * q2 / 3
-    return law
-
-
 def test_selection_follows_exponential_mechanism():
     """Many seeded runs of the structure step (degree 1, θ-usefulness off) on 3 binary
     attributes: the 12 possible networks against their law by a chi-square test at
     significance 1e-3; the law with ε doubled must be rejected."""
-    data = _triple()
+    data = triple()
     attrs = data.domain.attrs
     scores = {
         frozenset((u, v)): r_score(data.marginal((u, v)))
@@ -260,7 +231,7 @@ def test_selection_follows_exponential_mechanism():
     # ε per round such that, with x first, y is chosen in round 1 with probability 0.7
     gap = scores[frozenset("xy")] - scores[frozenset("xz")]
     epsilon = optimize.brentq(lambda e: 1 / (1 + math.exp(-e * gap / 4)) - 0.7, 1e-9, 10)
-    law = _structure_law(scores, epsilon)
+    law = tree_law(scores, epsilon)
     assert sum(law.values()) == pytest.approx(1.0)
 
     mechanism = PrivBayes(1.0, degree=1)
@@ -268,21 +239,23 @@ def test_selection_follows_exponential_mechanism():
     outcomes = Counter()
     for seed in range(repeats):
         budget = PrivacyBudget(epsilon=2 * epsilon)
-        network = mechanism._structure(data, epsilon, math.inf, budget, np.random.default_rng(seed))
+        network = select_network(data, mechanism.degree, epsilon, math.inf, budget,
+                                 np.random.default_rng(seed))
         assert budget.remaining == pytest.approx(0.0, abs=1e-12)
         outcomes[tuple(network)] += 1
     assert set(outcomes) <= set(law)
     keys = sorted(law)
     observed = np.array([outcomes[k] for k in keys])
     assert stats.chisquare(observed, repeats * np.array([law[k] for k in keys])).pvalue > 1e-3
-    wrong = _structure_law(scores, 2 * epsilon)
+    wrong = tree_law(scores, 2 * epsilon)
     assert stats.chisquare(observed, repeats * np.array([wrong[k] for k in keys])).pvalue < 1e-3
 
 
 def test_fixed_first_attribute_hook():
-    data = _triple()
+    data = triple()
     budget = PrivacyBudget(epsilon=100.0)
-    network = PrivBayes(1.0)._structure(data, 50.0, math.inf, budget, np.random.default_rng(0), "z")
+    network = select_network(data, PrivBayes(1.0).degree, 50.0, math.inf, budget,
+                             np.random.default_rng(0), first="z")
     assert network[0] == ("z", ())
     assert network[1] == ("x", ("z",))  # the highest score by far at large ε
     assert network[2] == ("y", ("x", "z"))

@@ -46,7 +46,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
-from dpgm.mechanisms.network_selection import (  # noqa: F401 (r_score, parent_sets: API)
+from dpgm.mechanisms.network_selection import (  # noqa: F401 (re-exported: their old home)
     R_SENSITIVITY,
     Pair,
     parent_sets,
@@ -55,7 +55,6 @@ from dpgm.mechanisms.network_selection import (  # noqa: F401 (r_score, parent_s
 )
 from dpgm.memory import MEASURED_CELL_BYTES, check_rows
 from dpgm.models.bayesian_network import BayesianNetwork
-from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_marginals, measure_record_count
 from dpgm.random import Randomness
 from dpgm.validation import fraction, integer, optional, positive
@@ -150,9 +149,9 @@ class PrivBayes(Mechanism):
         threshold = min(
             total * epsilon_marginals / (d * self.theta), self.max_memory / MEASURED_CELL_BYTES
         )
-        self.network = self._structure(
-            data, epsilon_round, threshold, budget, randomness.selection, other=randomness.other
-        )
+        self.network = select_network(
+            data, self.degree, epsilon_round, threshold, budget, randomness.selection,
+            other=randomness.other, say=self._say)
 
         cliques = [domain.canonical((child, *parents)) for child, parents in self.network]
         self.measured = [
@@ -185,26 +184,6 @@ class PrivBayes(Mechanism):
         records = self._sample(self.bayesian_network, domain, rows, randomness.other)
         self._say(f"sampled {len(records)} records")
         return records
-
-    def _structure(
-        self,
-        data: Dataset,
-        epsilon_round: float,
-        threshold: float,
-        budget: PrivacyBudget,
-        rng: np.random.Generator | None,
-        first: str | None = None,
-        other: np.random.Generator | None = None,
-    ) -> list[Pair]:
-        """The greedy network: a random first attribute, then one private pick per round.
-
-        ``first`` fixes the first attribute instead (for tests); otherwise it is drawn
-        from ``other`` (no data involved; default ``rng``). Candidates come child by child
-        in domain order, each child's sets as :func:`parent_sets` lists them. ``rng`` is
-        the selections' generator (None: OpenDP's exact sampler).
-        """
-        return select_network(data, self.degree, epsilon_round, threshold, budget, rng,
-                              first=first, other=other, say=self._say)
 
     def _network(
         self, domain: Domain, marginals: list[Measurement], total: float
