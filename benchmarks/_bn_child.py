@@ -22,20 +22,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import replace
 
 import numpy as np
-from _common import child_report
-
-
-def best_of(repeat: int, work):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = work()
-        times.append(time.perf_counter() - start)
-    return min(times), result
+from _common import best_of, child_report
 
 
 def run_dpgm(spec: dict) -> dict:

@@ -99,6 +99,16 @@ def run_child(script: str, spec: dict, timeout: float, memory_limit: int | None 
     return {"error": f"exit code {proc.returncode}: " + " | ".join(tail)}
 
 
+def best_of(repeat: int, work):
+    """The least wall-clock seconds of ``repeat`` runs of ``work()``, and its last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = work()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
 def median(values: Sequence[float]) -> float | None:
     """The median of ``values`` (None if there are none)."""
     values = sorted(v for v in values if v is not None)

@@ -27,12 +27,12 @@ import importlib.util
 import logging
 import math
 import sys
-import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from _common import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 BN_DIR = ROOT.parent / "shared" / "data" / "bn"
@@ -89,14 +89,6 @@ def as_table(answer, variables) -> dict:
         table[key if len(key) > 1 else key[0]] = float(answer.values[index])
     return table
 
-
-def best_of(repeat: int, work):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = work()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def run(name: str, repeat: int) -> dict:
