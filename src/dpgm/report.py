@@ -91,12 +91,13 @@ def _heat_map(attrs: Sequence[str], pair_errors: Mapping[tuple[str, ...], float]
     for (a, b), error in pair_errors.items():
         i, j = attrs.index(a), attrs.index(b)
         matrix[i, j] = matrix[j, i] = error
-    figure, axes = plt.subplots(figsize=(1.2 + 0.45 * n, 1.0 + 0.45 * n))
+    # constrained layout and a figure title: an axes title ran under the colour bar
+    figure, axes = plt.subplots(figsize=(2.2 + 0.45 * n, 1.3 + 0.45 * n), layout="constrained")
     image = axes.imshow(matrix, cmap="viridis", vmin=0)
     axes.set_xticks(range(n), attrs, rotation=60, ha="right", fontsize=7)
     axes.set_yticks(range(n), attrs, fontsize=7)
     figure.colorbar(image, ax=axes, label="TV error")
-    axes.set_title("TV error of each pair of columns")
+    figure.suptitle("TV error of each pair of columns", fontsize=9)
     return _img(_png(figure), "heat map of per-pair TV errors")
 
 
@@ -107,7 +108,7 @@ def _cdf_overlay(name: str, column: ColumnFidelity) -> str:
     axes.step(column.grid, column.real_cdf, where="post", label="real", color="#4c72b0")
     axes.step(column.grid, column.synthetic_cdf, where="post", label="synthetic",
               color="#dd8452")
-    axes.set_title(f"{name}: KS {column.ks:.3f}, W1/range {column.wasserstein:.3f}",
+    axes.set_title(f"{name}: KS {column.ks:.3g}, W1/range {column.wasserstein:.3g}",
                    fontsize=8)
     axes.set_ylabel("share of records at most x")
     axes.legend(fontsize=7)
@@ -145,13 +146,13 @@ def _numeric_section(numeric: NumericFidelity, plots: bool) -> list[str]:
         float(q[i]) for i in shown for q in (column.real_quantiles, column.synthetic_quantiles)]
         for name, column in numeric.columns.items()]
     parts = ["<h2>Numeric columns</h2>",
-             f"<p>Mean KS distance {numeric.mean_ks:.4f}; mean Wasserstein-1 over the public "
-             f"range {numeric.mean_wasserstein:.4f}. Dates in days.</p>",
+             f"<p>Mean KS distance {numeric.mean_ks:.4g}; mean Wasserstein-1 over the public "
+             f"range {numeric.mean_wasserstein:.4g}. Dates in days.</p>",
              _table(header, rows)]
     if numeric.pearson is not None:
         parts.append(f"<p>Largest correlation difference over numeric pairs: Pearson "
-                     f"{numeric.correlation_difference('pearson'):.4f}, Spearman "
-                     f"{numeric.correlation_difference('spearman'):.4f}.</p>")
+                     f"{numeric.correlation_difference('pearson'):.4g}, Spearman "
+                     f"{numeric.correlation_difference('spearman'):.4g}.</p>")
     if plots:
         parts.append("<div class='grid'>")
         parts += [_cdf_overlay(name, column) for name, column in numeric.columns.items()]
@@ -164,7 +165,7 @@ def _numeric_section(numeric: NumericFidelity, plots: bool) -> list[str]:
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(value: Any) -> str:
-        return f"{value:.4f}" if isinstance(value, float) else html.escape(str(value))
+        return f"{value:.4g}" if isinstance(value, float) else html.escape(str(value))
 
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)

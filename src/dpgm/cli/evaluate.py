@@ -64,13 +64,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if workload is not None:
         error = workload.error(real, synthetic)
         print(
-            f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): {error:.4f}"
+            f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): {error:.4g}"
         )
         tv = np.mean(list(marginal_errors(real, synthetic, workload.cliques).values()))
-        print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4f}")
+        print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4g}")
     errors = {ways: mean_tv(real, synthetic, ways) for ways in args.ways}
     for ways, error in errors.items():
-        print(f"mean TV error over all {ways}-way marginals: {error:.4f}")
+        print(f"mean TV error over all {ways}-way marginals: {error:.4g}")
     numeric = _numeric_fidelity(schema, frames)
     _reading(errors, numeric)
     if report is not None:
@@ -133,13 +133,13 @@ def _numeric_fidelity(schema, frames):
         return None
     print("numeric columns (KS distance; Wasserstein-1 over the public range):")
     for name, column in numeric.columns.items():
-        print(f"  {name}: KS {column.ks:.4f}; W1 {column.wasserstein:.4f}")
+        print(f"  {name}: KS {column.ks:.4g}; W1 {column.wasserstein:.4g}")
     print(f"mean KS distance over {len(numeric.columns)} numeric column(s): "
-          f"{numeric.mean_ks:.4f}; mean W1 / range: {numeric.mean_wasserstein:.4f}")
+          f"{numeric.mean_ks:.4g}; mean W1 / range: {numeric.mean_wasserstein:.4g}")
     if numeric.pearson is not None:
         print(f"largest correlation difference over numeric pairs: Pearson "
-              f"{numeric.correlation_difference('pearson'):.4f}, Spearman "
-              f"{numeric.correlation_difference('spearman'):.4f}")
+              f"{numeric.correlation_difference('pearson'):.4g}, Spearman "
+              f"{numeric.correlation_difference('spearman'):.4g}")
     return numeric
 
 

@@ -86,7 +86,8 @@ def kl_divergence(p: MarkovRandomField, q: MarkovRandomField) -> float:
             mu = p.marginal(clique) / p.total
             if np.any((mu > 0) & np.isneginf(factor.values)):
                 return -np.inf  # p puts mass where the model has none
-            value += float(np.sum(np.where(mu > 0, mu * factor.values, 0.0)))
+            seen = mu > 0  # only those cells: 0·(−inf) would be nan (and warn)
+            value += float(np.sum(mu[seen] * np.broadcast_to(factor.values, mu.shape)[seen]))
         return value
 
     cross = expected(q)
