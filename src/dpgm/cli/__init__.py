@@ -1,5 +1,6 @@
 """The ``dpgm`` command line. Each command lives in its own module and adds its own
-sub-commands: ``synth`` and ``fit`` (:mod:`dpgm.cli.synth`), ``model``
+sub-commands: ``synth`` and ``fit`` (:mod:`dpgm.cli.synth`), ``split``
+(:mod:`dpgm.cli.split`), ``model``
 (:mod:`dpgm.cli.model`), ``evaluate`` (:mod:`dpgm.cli.evaluate`), ``schema``
 (:mod:`dpgm.cli.schema`), ``bn`` (:mod:`dpgm.cli.bn`) and ``mrf`` (:mod:`dpgm.cli.mrf`);
 what they share is in :mod:`dpgm.cli.common`.
@@ -40,13 +41,14 @@ DESCRIPTION = ("Differentially private synthetic data and graphical models: fit 
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpgm`` parser: every command's module adds its sub-commands."""
     from dpgm._version import __version__
-    from dpgm.cli import bn, evaluate, model, mrf, schema, synth
+    from dpgm.cli import bn, evaluate, model, mrf, schema, split, synth
     from dpgm.privacy.policy import DEFAULT_DELTA
 
     parser = Parser(prog="dpgm", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"dpgm {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     synth.add_commands(commands)
+    split.add_commands(commands, real=real, seed=seed)
     evaluate.add_commands(commands)
     schema.add_commands(commands, delta_default=DEFAULT_DELTA)
     bn.add_commands(commands, real=real, seed=seed, count=count, positive_count=positive_count,
