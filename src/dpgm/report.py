@@ -23,6 +23,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.evaluation import marginal_errors
+from dpgm.evaluation.copies import CopyChecks
 from dpgm.evaluation.numeric import ColumnFidelity, NumericFidelity
 from dpgm.files import atomic_write
 from dpgm.workload import Workload
@@ -179,13 +180,16 @@ def build_report(
     workload: Workload | None = None,
     ledger: Mapping[str, Any] | None = None,
     numeric: NumericFidelity | None = None,
+    copies: CopyChecks | None = None,
     title: str = "dpgm: synthetic data report",
 ) -> str:
     """The report page as HTML text (see the module docstring).
 
     ``ledger`` is what ``dpgm synth --ledger`` writes: ``{"spent": {...}, "entries": [...]}``;
     ``numeric`` (:func:`dpgm.evaluation.numeric.numeric_fidelity`) adds KS, Wasserstein-1,
-    quantiles, CDF overlays and correlation matrices of the numeric columns.
+    quantiles, CDF overlays and correlation matrices of the numeric columns; ``copies``
+    (:func:`dpgm.evaluation.copies.copy_checks`) the privacy sanity checks against a
+    holdout.
     """
     attrs = list(real.domain.attrs)
     column_errors = marginal_errors(real, synthetic, [(a,) for a in attrs])
@@ -246,6 +250,9 @@ def build_report(
         )
     if numeric is not None and numeric.columns:
         parts += _numeric_section(numeric, plots)
+    if copies is not None:
+        parts.append("<h2>Privacy sanity (a check, not a guarantee)</h2>")
+        parts += [f"<p>{html.escape(line)}</p>" for line in copies.summary()]
     parts.append("<h2>Per-column errors</h2>")
     parts.append(_table(["column", "TV error"], [[a, column_errors[(a,)]] for a in attrs]))
     worst = sorted(pair_errors.items(), key=lambda kv: -kv[1])

@@ -73,15 +73,37 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"mean TV error over all {ways}-way marginals: {error:.4g}")
     numeric = _numeric_fidelity(schema, frames)
     _reading(errors, numeric)
+    copies = _copy_checks(args, schema, domain, real, synthetic)
     if report is not None:
         from dpgm.report import build_report, write_report
 
         page = build_report(real, synthetic, workload=workload, ledger=ledger,
-                            numeric=numeric)
+                            numeric=numeric, copies=copies)
         report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
         write_report(report, page)
         say(f"wrote the report to {report}")
     return 0
+
+
+def _copy_checks(args: argparse.Namespace, schema, domain, real, synthetic):
+    """With ``--holdout``: exact copies and distances to the closest record, the real
+    (training) records against the holdout's, printed (None without a holdout)."""
+    if args.holdout is None:
+        return None
+    from dpgm.dataset import Dataset
+    from dpgm.errors import ParameterError
+    from dpgm.evaluation.copies import copy_checks
+    from dpgm.privacy.quiet import on_records
+
+    if not (isinstance(real, Dataset) and isinstance(synthetic, Dataset)):
+        raise ParameterError("--holdout compares records in memory: run with --engine numpy")
+    holdout = load_records(args.holdout, schema, domain, "numpy", args.max_memory)
+    with on_records():
+        found = copy_checks(synthetic, real, holdout)
+    print("privacy sanity, against the holdout (a check, not a privacy guarantee):")
+    for line in found.summary():
+        print(f"  {line}")
+    return found
 
 
 def _reading(errors: dict[int, float], numeric) -> None:
@@ -226,6 +248,10 @@ def add_commands(commands) -> None:
     evaluate.add_argument(
         "--ledger", default=None, help="the ledger synth --ledger wrote (default: none)"
     )
+    evaluate.add_argument(
+        "--holdout", default=None,
+        help="records the mechanism never saw (dpgm split): check the synthetic records "
+        "for copies of the real ones, against these (default: none)")
     evaluate.add_argument(
         "--force",
         action="store_true",

@@ -96,5 +96,6 @@ def add_commands(commands, *, real, seed) -> None:
                        help="where the training part goes (default: DATA-train.csv)")
     split.add_argument("--holdout-out", default=None,
                        help="where the holdout goes (default: DATA-holdout.csv)")
-    split.add_argument("--force", action="store_true", help="overwrite the outputs")
+    split.add_argument("--force", action="store_true",
+                       help="overwrite the outputs if they exist (default: refuse)")
     split.set_defaults(run=_split)
