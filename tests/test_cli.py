@@ -250,12 +250,12 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
     for line in lines[1:]:
         if line.startswith("reading: "):
             continue
-        match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\d\.\d{4})", line)
+        match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\S+)", line)
         assert match, line
-        values[int(match.group(1))] = float(match.group(2))
+        values[int(match.group(1))] = match.group(2)
     assert sorted(values) == [1, 2, 3]
-    for ways, value in values.items():
-        assert value == pytest.approx(mean_tv(real, synthetic, ways), abs=5e-5)
+    for ways, value in values.items():  # four significant digits
+        assert value == f"{mean_tv(real, synthetic, ways):.4g}"
 
     assert (
         main(["evaluate", str(csv), str(synthetic_path), "--domain", str(domain), "--ways", "3"])
