@@ -77,10 +77,13 @@ def allocate_expected_error(
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     a = np.concatenate(scales)
     owner = np.repeat(np.arange(n), lengths)
-    low, high = math.log(math.exp(-LOG_SPAN) * total / n), math.log(total)
+    # in logs throughout: e^-LOG_SPAN·total/n may be below the smallest double
+    low, high = math.log(total) - math.log(n) - LOG_SPAN, math.log(total)
 
     def slopes(log_budgets: np.ndarray) -> np.ndarray:  # decreasing in each budget
-        return np.add.reduceat(a / (np.exp(log_budgets)[owner] + a) ** 2, starts) / lengths
+        spread = np.exp(log_budgets)[owner] + a
+        # a/(ε + a)² as (a/(ε + a))/(ε + a): the square would overflow at huge budgets
+        return np.add.reduceat(a / spread / spread, starts) / lengths
 
     def budgets(multiplier: float) -> np.ndarray:  # each node's log ε_i where its slope = λ
         below, above = np.full(n, low), np.full(n, high)
