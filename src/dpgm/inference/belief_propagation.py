@@ -268,30 +268,32 @@ class MessagePlan(CliqueLayout):
                 top_side[i] = psi[i]
             else:
                 up = upward[i]
-                # zeros of the message divide as ones: where the child's subtree makes a
-                # separator state impossible, the parent's belief is 0 and what the child
-                # is told there changes no belief (its own belief is 0 there too)
-                divisor = np.where(up > 0.0, up, 1.0) if unnormalised[p] is not None else up
-                if unnormalised[p] is not None and float(_min(divisor, None)) > _SAFE_DIVISOR:
-                    # the parent's belief over the separator, divided by this child's
-                    # message (which varies over the separator only): exact to a few ulps,
-                    # O(1) per child where multiplying the siblings' messages is
-                    # O(children), quadratic on the star-shaped trees of AIM, and the
-                    # division is on the separator, not the clique
-                    message = _sum_out(unnormalised[p], self.down_axes[i]) / divisor
-                    rest = None
-                elif len(tree.children[p]) > 2:
-                    if p not in siblings:
-                        siblings[p] = _leave_one_out(
-                            top_side[p], tree.children[p], upward,
-                            None if down is None else [c for c in tree.children[p] if down[c]])
-                    rest = siblings[p].pop(i)
-                else:
-                    rest = top_side[p]
-                    for c in tree.children[p]:
-                        if c != i:
-                            rest = rest * upward[c]
-                if rest is not None:
+                message = None
+                if unnormalised[p] is not None:
+                    # zeros of the message divide as ones: where the child's subtree makes
+                    # a separator state impossible, the parent's belief is 0 and what the
+                    # child is told there changes no belief (its own belief is 0 there too)
+                    divisor = np.where(up > 0.0, up, 1.0)
+                    if float(_min(divisor, None)) > _SAFE_DIVISOR:
+                        # the parent's belief over the separator, divided by this child's
+                        # message (which varies over the separator only): exact to a few
+                        # ulps, O(1) per child where multiplying the siblings' messages is
+                        # O(children), quadratic on the star-shaped trees of AIM, and the
+                        # division is on the separator, not the clique
+                        message = _sum_out(unnormalised[p], self.down_axes[i]) / divisor
+                if message is None:
+                    if len(tree.children[p]) > 2:  # a tiny divisor: the siblings' product
+                        if p not in siblings:
+                            siblings[p] = _leave_one_out(
+                                top_side[p], tree.children[p], upward,
+                                None if down is None else
+                                [c for c in tree.children[p] if down[c]])
+                        rest = siblings[p].pop(i)
+                    else:
+                        rest = top_side[p]
+                        for c in tree.children[p]:
+                            if c != i:
+                                rest = rest * upward[c]
                     message = _sum_out(rest, self.down_axes[i])
                 top = float(_max(message, None))
                 if not top > _SAFE_DIVISOR:
@@ -299,8 +301,9 @@ class MessagePlan(CliqueLayout):
                 message = message * (1.0 / top)
                 top_side[i] = psi[i] * message.reshape(self.down_shape[i])
             kids = tree.children[i]
-            if wanted is not None and not wanted[i] and sum(down[c] for c in kids) <= 2:
-                continue  # nobody needs this belief, not even to divide it (below)
+            if wanted is not None and not wanted[i] and (
+                    len(kids) <= 2 or not any(down[c] for c in kids)):
+                continue  # nobody needs this belief, not even to divide it (above)
             belief = top_side[i]
             for c in kids:
                 belief = belief * upward[c]

@@ -53,9 +53,7 @@ class CompiledTree:
         self.aligned = [_align(domain, table, scope, cliques[i])
                         for table, scope, i in zip(tables, scopes, self.owner)]
         self.shapes = [domain.project(c).shape for c in cliques]
-        self.holder: dict[str, int] = {}  # the smallest clique holding each variable
-        for i in sorted(range(len(cliques)), key=lambda i: -math.prod(self.shapes[i])):
-            self.holder.update(dict.fromkeys(cliques[i], i))
+        self.holder = _holders(cliques, [math.prod(shape) for shape in self.shapes])
         self.base = [self._product(i, self.assigned[i]) for i in range(len(cliques))]
         # linear-space messages are exact while no clique's product spans more than
         # LINEAR_RANGE (cells that matter cannot underflow); else they pass in log space
@@ -98,9 +96,8 @@ class CompiledTree:
                 self._plans = {None: self._plans[None]} if None in self._plans else {}
             self._plans[active] = self._plan(active)
         plan, members, holder, others = self._plans[active]
-        psi = [self.base[i] if kept_by_clique[i] is self.assigned[i] or
-               kept_by_clique[i] == self.assigned[i] else self._product(i, kept_by_clique[i])
-               for i in members]
+        psi = [self.base[i] if kept_by_clique[i] == self.assigned[i]
+               else self._product(i, kept_by_clique[i]) for i in members]
         # evidence enters as a 0/1 vector on one clique holding its variable: the plan,
         # compiled once, serves every evidence set
         for attr, codes in evidence.items():
@@ -175,12 +172,18 @@ class CompiledTree:
             sub = JunctionTree(self.domain, [tree.cliques[i] for i in members], parent,
                                list(range(len(members))), tree.heuristic)
             plan = MessagePlan(sub)
-        holder: dict[str, int] = {}
-        for k in sorted(range(len(members)), key=lambda k: -plan.sizes[k]):
-            holder.update(dict.fromkeys(plan.cliques[k], k))
+        holder = _holders(plan.cliques, plan.sizes)
         others = {a: tuple(x for x, b in enumerate(plan.cliques[k]) if b != a)
                   for a, k in holder.items()}
         return plan, members, holder, others
+
+
+def _holders(cliques: Sequence[tuple[str, ...]], sizes: Sequence[int]) -> dict[str, int]:
+    """Each variable with the index of the smallest clique holding it."""
+    holder: dict[str, int] = {}
+    for i in sorted(range(len(cliques)), key=lambda i: -sizes[i]):
+        holder.update(dict.fromkeys(cliques[i], i))
+    return holder
 
 
 def _align(domain: Domain, table: np.ndarray, scope: tuple[str, ...],

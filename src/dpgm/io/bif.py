@@ -314,8 +314,7 @@ def _quick_cpds(blocks: list[tuple]) -> list[np.ndarray] | None:
         sums[rows] = values[starts[rows, None] + np.arange(k)].sum(axis=-1)
     if (np.abs(sums - 1.0) > _ROW_TOLERANCE).any():
         return None
-    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * sizes
-    values = values / np.repeat(np.where(exact, 1.0, sums), sizes)  # x / 1.0 is x
+    values = values / np.repeat(_row_divisors(sums, sizes), sizes)
     cpds, offset = [], 0
     for _, parents, psizes, k, index, numbers in blocks:
         part = values[offset: offset + len(numbers)]
@@ -348,9 +347,14 @@ def rounded_rows(cpd: np.ndarray) -> np.ndarray:
     Rows already summing to 1 within rounding are kept as written, so that what a writer
     wrote reads back bit for bit; the others (files round to ~8 digits) are normalised.
     """
-    sums = cpd.sum(axis=-1)
-    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * cpd.shape[-1]
-    return np.where(exact[..., None], cpd, cpd / sums[..., None])
+    return cpd / _row_divisors(cpd.sum(axis=-1), cpd.shape[-1])[..., None]
+
+
+def _row_divisors(sums: np.ndarray, sizes) -> np.ndarray:
+    """What each row is divided by: 1 (x / 1.0 is x) where its ``sums`` is 1 within the
+    rounding of ``sizes`` additions, else its sum."""
+    exact = np.abs(sums - 1.0) <= 4 * np.finfo(float).eps * np.asarray(sizes)
+    return np.where(exact, 1.0, sums)
 
 
 def parse_bif(text: str, origin: str = "<string>") -> BayesianNetwork:
