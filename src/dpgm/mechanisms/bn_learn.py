@@ -34,7 +34,12 @@ from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mechanisms.bn import DataDependentBN, DInd, check_node_budget
-from dpgm.mechanisms.network_selection import Pair, score_table_cells, select_network
+from dpgm.mechanisms.network_selection import (
+    Pair,
+    budget_split,
+    score_table_cells,
+    select_network,
+)
 from dpgm.memory import MEASURED_CELL_BYTES
 from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.privacy.measure import measure_record_count
@@ -115,11 +120,7 @@ class NetworkLearner(Mechanism):
 
     def _split(self, d: int) -> tuple[float, float, float]:
         """(record count, each selection round, the CPDs): the budget of each part."""
-        structure = self.structure_share * self.epsilon
-        count = self.count_share * structure
-        if d == 1:  # nothing to select: the CPD gets all but the count
-            return count, 0.0, self.epsilon - count
-        return count, (structure - count) / (d - 1), self.epsilon - structure
+        return budget_split(self.epsilon, self.structure_share, self.count_share, d)
 
     def plan(self, domain: Domain, workload: Workload) -> None:
         """Public facts: every node's CPD budget gives noise of a finite scale, and one

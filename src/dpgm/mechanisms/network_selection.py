@@ -103,6 +103,19 @@ def parent_sets(
     return found or [()]
 
 
+def budget_split(epsilon: float, structure_share: float, count_share: float, d: int
+                 ) -> tuple[float, float, float]:
+    """(the record count, each of the d − 1 selection rounds, what the tables after them
+    get): ``structure_share``·ε chooses the structure, ``count_share`` of it measuring the
+    count; with one attribute there is nothing to select and the tables get all but the
+    count."""
+    structure = structure_share * epsilon
+    count = count_share * structure
+    if d == 1:
+        return count, 0.0, epsilon - count
+    return count, (structure - count) / (d - 1), epsilon - structure
+
+
 def score_table_cells(domain: Domain, degree: int) -> int:
     """A bound on the cells of the score tables one round of :func:`select_network` counts
     at once (public: from the domain and the degree). A round scores the pairs it has not

@@ -49,6 +49,7 @@ from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.mechanisms.network_selection import (  # noqa: F401 (re-exported: their old home)
     R_SENSITIVITY,
     Pair,
+    budget_split,
     parent_sets,
     r_score,
     select_network,
@@ -132,13 +133,8 @@ class PrivBayes(Mechanism):
         d = len(domain)
 
         # the budget split of the module docstring
-        structure = self.beta * self.epsilon
-        count_part = self.count_share * structure
-        if d > 1:
-            epsilon_round = (structure - count_part) / (d - 1)
-            epsilon_marginals = self.epsilon - structure
-        else:  # nothing to select: the marginal gets all but the count
-            epsilon_round, epsilon_marginals = 0.0, self.epsilon - count_part
+        count_part, epsilon_round, epsilon_marginals = budget_split(
+            self.epsilon, self.beta, self.count_share, d)
 
         count = measure_record_count(data, budget, randomness.noise, epsilon=count_part)
         self.measurements = [count]
