@@ -116,24 +116,22 @@ def _closest(records: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 def _more(train_hits: np.ndarray, holdout_hits: np.ndarray) -> bool:
     """Whether exact matches with training records outnumber those with holdout ones
-    beyond chance (an exact one-sided sign test on the records that match one only)."""
-    from scipy import stats
-
-    only_train = int(np.sum(train_hits & ~holdout_hits))
-    only_holdout = int(np.sum(holdout_hits & ~train_hits))
-    if only_train + only_holdout == 0:
-        return False
-    test = stats.binomtest(only_train, only_train + only_holdout, 0.5, alternative="greater")
-    return bool(test.pvalue < ALPHA)
+    beyond chance (on the records that match one only)."""
+    return _excess(int(np.sum(train_hits & ~holdout_hits)),
+                   int(np.sum(holdout_hits & ~train_hits)))
 
 
 def _closer(train: np.ndarray, holdout: np.ndarray) -> bool:
-    """Whether records are closer to training than to holdout beyond chance (a one-sided
-    sign test on the records whose two distances differ)."""
+    """Whether records are closer to training than to holdout beyond chance (on the
+    records whose two distances differ)."""
+    return _excess(int(np.sum(train < holdout)), int(np.sum(train > holdout)))
+
+
+def _excess(wins: int, losses: int) -> bool:
+    """An exact one-sided sign test at ``ALPHA``: more wins than a fair coin gives."""
     from scipy import stats
 
-    nearer, farther = int(np.sum(train < holdout)), int(np.sum(train > holdout))
-    if nearer + farther == 0:
+    if wins + losses == 0:
         return False
-    return bool(stats.binomtest(nearer, nearer + farther, 0.5,
-                                alternative="greater").pvalue < ALPHA)
+    return bool(stats.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue
+                < ALPHA)
