@@ -25,6 +25,7 @@ from dpgm.dataset import Dataset
 from dpgm.evaluation import marginal_errors
 from dpgm.evaluation.copies import CopyChecks
 from dpgm.evaluation.numeric import ColumnFidelity, NumericFidelity
+from dpgm.evaluation.utility import Utility
 from dpgm.files import atomic_write
 from dpgm.workload import Workload
 
@@ -181,6 +182,7 @@ def build_report(
     ledger: Mapping[str, Any] | None = None,
     numeric: NumericFidelity | None = None,
     copies: CopyChecks | None = None,
+    utility: Utility | None = None,
     title: str = "dpgm: synthetic data report",
 ) -> str:
     """The report page as HTML text (see the module docstring).
@@ -250,6 +252,13 @@ def build_report(
         )
     if numeric is not None and numeric.columns:
         parts += _numeric_section(numeric, plots)
+    if utility is not None:
+        parts.append("<h2>Utility: train on synthetic, test on real</h2>")
+        parts.append(f"<p>Models predicting <b>{html.escape(utility.target)}</b> "
+                     f"({utility.task}), trained on the real training records or on the "
+                     "synthetic ones, scored on the holdout.</p>")
+        parts.append(_table(["model", "metric", "trained on real", "trained on synthetic"],
+                            [[s.model, s.metric, s.real, s.synthetic] for s in utility.scores]))
     if copies is not None:
         parts.append("<h2>Privacy sanity (a check, not a guarantee)</h2>")
         parts += [f"<p>{html.escape(line)}</p>" for line in copies.summary()]

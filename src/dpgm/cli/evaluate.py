@@ -33,6 +33,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     report = _report_path(args)
     ledger = _read_ledger(args.ledger)  # a file that is no ledger is refused before reading
+    _check_target(args, domain)
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
             raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
@@ -73,36 +74,101 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"mean TV error over all {ways}-way marginals: {error:.4g}")
     numeric = _numeric_fidelity(schema, frames)
     _reading(errors, numeric)
-    copies = _copy_checks(args, schema, domain, real, synthetic)
+    holdout = _holdout(args, schema, domain, real, synthetic, frames)
+    copies = _copy_checks(real, synthetic, holdout)
+    utility = _utility(args, schema, real, synthetic, holdout, frames)
     if report is not None:
         from dpgm.report import build_report, write_report
 
         page = build_report(real, synthetic, workload=workload, ledger=ledger,
-                            numeric=numeric, copies=copies)
+                            numeric=numeric, copies=copies, utility=utility)
         report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
         write_report(report, page)
         say(f"wrote the report to {report}")
     return 0
 
 
-def _copy_checks(args: argparse.Namespace, schema, domain, real, synthetic):
-    """With ``--holdout``: exact copies and distances to the closest record, the real
-    (training) records against the holdout's, printed (None without a holdout)."""
+def _check_target(args: argparse.Namespace, domain) -> None:
+    """--target names an attribute and goes with --holdout (checked before reading)."""
+    from dpgm.errors import ParameterError
+
+    if args.target is None:
+        return
+    if args.holdout is None:
+        raise ParameterError("--target scores models on real records the mechanism never "
+                             "saw: give them with --holdout (dpgm split makes them)")
+    if args.target not in domain.attrs:
+        raise ParameterError(f"--target {args.target!r} is not a column; the columns are "
+                             f"{', '.join(domain.attrs)}")
+    if len(domain) < 2:
+        raise ParameterError("--target needs another column to predict it from")
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise ParameterError("--target fits scikit-learn models: pip install "
+                             "'dpgm[report]'") from None
+
+
+def _holdout(args: argparse.Namespace, schema, domain, real, synthetic, frames):
+    """The holdout's records, and its raw table where the other two were read raw (None
+    without --holdout)."""
     if args.holdout is None:
         return None
-    from dpgm.dataset import Dataset
+    from dpgm.dataset import Dataset, read_raw_table
     from dpgm.errors import ParameterError
-    from dpgm.evaluation.copies import copy_checks
     from dpgm.privacy.quiet import on_records
 
     if not (isinstance(real, Dataset) and isinstance(synthetic, Dataset)):
         raise ParameterError("--holdout compares records in memory: run with --engine numpy")
-    holdout = load_records(args.holdout, schema, domain, "numpy", args.max_memory)
+    if frames is None:
+        return load_records(args.holdout, schema, domain, "numpy", args.max_memory), None
     with on_records():
-        found = copy_checks(synthetic, real, holdout)
+        frame = read_raw_table(args.holdout)
+        return schema.encode(frame), frame
+
+
+def _copy_checks(real, synthetic, holdout):
+    """Exact copies and distances to the closest record, the real (training) records
+    against the holdout's, printed (None without a holdout)."""
+    if holdout is None:
+        return None
+    from dpgm.evaluation.copies import copy_checks
+    from dpgm.privacy.quiet import on_records
+
+    with on_records():
+        found = copy_checks(synthetic, real, holdout[0])
     print("privacy sanity, against the holdout (a check, not a privacy guarantee):")
     for line in found.summary():
         print(f"  {line}")
+    return found
+
+
+def _utility(args: argparse.Namespace, schema, real, synthetic, holdout, frames):
+    """Train on synthetic, test on the holdout: --target's scores, printed (None
+    without --target)."""
+    if args.target is None:
+        return None
+    from dpgm.evaluation.utility import tstr
+
+    numbers = None
+    target = args.target
+    column = None if schema is None else schema.columns[target]
+    if column is not None and column.kind in ("numeric", "datetime"):
+        if frames is None:
+            say(f"{target} is numeric: its bins are classified (regression on its numbers "
+                "reads the tables in memory: run with --engine numpy)")
+        else:
+            from dpgm.evaluation.numeric import numeric_values
+            from dpgm.privacy.quiet import on_records
+
+            with on_records():
+                numbers = tuple(numeric_values(frame, schema)[target].to_numpy()
+                                for frame in (*frames, holdout[1]))
+    unordered = None if schema is None else frozenset(
+        name for name, c in schema.columns.items() if c.kind == "categorical")
+    found = tstr(real, synthetic, holdout[0], target, numbers=numbers, categorical=unordered)
+    for line in found.summary():
+        print(line)
     return found
 
 
@@ -252,6 +318,11 @@ def add_commands(commands) -> None:
         "--holdout", default=None,
         help="records the mechanism never saw (dpgm split): check the synthetic records "
         "for copies of the real ones, against these (default: none)")
+    evaluate.add_argument(
+        "--target", default=None, metavar="COLUMN",
+        help="train on synthetic, test on real: fit scikit-learn models predicting COLUMN "
+        "to the real and to the synthetic records and score both on --holdout "
+        "(default: none)")
     evaluate.add_argument(
         "--force",
         action="store_true",
