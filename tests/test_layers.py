@@ -20,6 +20,7 @@ LAYERS = {
     "errors": 0,
     "_version": 0,
     "_lazy": 0,
+    "_refit": 0,  # estimators by name: the models layer re-estimates without importing them
     "validation": 1,
     "random": 1,
     "files": 1,

@@ -1,5 +1,6 @@
 """dpgm: differentially private learning, estimation and inference with graphical models."""
 
+from dpgm import _refit
 from dpgm._lazy import lazy_exports
 from dpgm._version import __version__ as __version__
 
@@ -21,6 +22,17 @@ _EXPORTS = {
     }.items() for name in names},
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _private_pgm(*args, **options):
+    """Private-PGM's estimate, imported when a model first estimates itself again."""
+    from dpgm.estimation import estimate
+
+    return estimate(*args, **options)
+
+
+# the models layer re-estimates through the estimation layer above it by name (dpgm._refit)
+_refit.ESTIMATORS["private-pgm"] = _private_pgm
 
 __all__ = [
     "datasets",

@@ -67,6 +67,13 @@ class KroneckerQuery:
         order = np.arange(self.shape[0]).reshape(rows).transpose(axes).ravel()
         return KroneckerQuery([self.factors[i] for i in axes]), order
 
+    def dense(self) -> np.ndarray:
+        """The whole matrix (for small cliques only)."""
+        matrix = np.ones((1, 1))
+        for factor in self.factors:
+            matrix = np.kron(matrix, factor)
+        return matrix
+
     def squared(self) -> KroneckerQuery:
         """Entry-wise square (also a Kronecker product)."""
         return KroneckerQuery([f**2 for f in self.factors])
@@ -145,3 +152,29 @@ class Measurement:
         )
         std = self.std if np.ndim(self.std) == 0 else "vector"
         return f"Measurement({self.clique}, {kind}, std={std})"
+
+
+class MeasuredFit:
+    """How a model was estimated from released measurements: the measurements themselves
+    (released, so keeping them is free), and the estimator's public settings. A model
+    that carries one can give error bars (:mod:`dpgm.models.uncertainty`): its answers'
+    spread when the noise is drawn again and the model estimated again, all
+    post-processing.
+
+    ``estimator`` names the estimation routine (``"private-pgm"``); ``options`` are its
+    keyword settings (numbers, strings and lists of cliques: what a model file can hold);
+    ``zeros`` the structural zeros it kept (public).
+    """
+
+    __slots__ = ("measurements", "options", "zeros", "estimator")
+
+    def __init__(self, measurements: Iterable[Measurement], options: dict | None = None,
+                 zeros: Iterable = (), estimator: str = "private-pgm"):
+        self.measurements = tuple(measurements)
+        self.options = dict(options or {})
+        self.zeros = tuple(zeros)
+        self.estimator = estimator
+
+    def __repr__(self) -> str:
+        return (f"MeasuredFit({len(self.measurements)} measurements, {self.estimator}, "
+                f"{self.options})")

@@ -408,20 +408,27 @@ def plain_label(label: object) -> object:
     return label.item() if hasattr(label, "item") else label
 
 
-def print_conditional(table, variables: list[str], evidence: dict, as_json: bool) -> None:
+def print_conditional(table, variables: list[str], evidence: dict, as_json: bool,
+                      errors: Sequence[float] | None = None) -> None:
     """``P(variables | evidence)`` (a Series indexed by labels) as the rows of a table, or
-    as JSON ``[{"assignment": {...}, "probability": p}, ...]``."""
+    as JSON ``[{"assignment": {...}, "probability": p, "standard_error": s}, ...]``
+    (``standard_error`` null where the model gives none)."""
     import json
 
     if as_json:
         rows = [{"assignment": {v: plain_label(k) for v, k in
                                 zip(variables, key if isinstance(key, tuple) else (key,))},
-                 "probability": float(p)} for key, p in table.items()]
+                 "probability": float(p),
+                 "standard_error": None if errors is None else float(errors[i])}
+                for i, (key, p) in enumerate(table.items())]
         print(json.dumps(rows, indent=2, default=str))
         return
     given = ", ".join(f"{k}={v}" for k, v in evidence.items())
     print(f"P({', '.join(variables)}{' | ' + given if given else ''})")
-    print(table.reset_index().to_string(index=False, float_format=lambda p: f"{p:.6g}"))
+    frame = table.reset_index()
+    if errors is not None:
+        frame["standard error"] = errors
+    print(frame.to_string(index=False, float_format=lambda p: f"{p:.6g}"))
 
 
 def print_posteriors(posteriors: dict, evidence: dict, as_json: bool) -> None:

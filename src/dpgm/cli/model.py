@@ -119,10 +119,18 @@ def _sample(args: argparse.Namespace) -> int:
 
 # -- query and map ----------------------------------------------------------------------------
 def _query(args: argparse.Namespace) -> int:
+    from dpgm.models.uncertainty import has_error_bars
+
     variables, evidence = parse_query(args.query)
     model = _read(args.model)
-    print_conditional(model.conditional_table(variables, _labels(model, evidence) or None),
-                      variables, evidence, args.json)
+    given = _labels(model, evidence) or None
+    table = model.conditional_table(variables, given)
+    errors = None
+    if has_error_bars(model):  # from the released measurements: free
+        _, error = model.with_error(variables, given, replicates=args.replicates,
+                                    rng=args.seed, progress=True)
+        errors = error.ravel() / model.total
+    print_conditional(table, variables, evidence, args.json, errors)
     return 0
 
 
@@ -172,6 +180,12 @@ def add_commands(commands, *, seed, positive_count, memory_size) -> None:
                            description=f"Print probabilities from a model; {FREE}.")
     query.add_argument("model", help="the model file (.dpgm)")
     query.add_argument("query", help='e.g. "P(income | sex=F, age=30-39)" (evidence optional)')
+    query.add_argument(
+        "--replicates", type=positive_count, default=50,
+        help="bootstrap replicates for the standard error of a marginal that was not "
+        "measured directly (default: 50)")
+    query.add_argument("--seed", type=seed, default=None,
+                       help="seed of the bootstrap's noise (default: fresh)")
     query.add_argument("--json", action="store_true",
                        help='print [{"assignment": {...}, "probability": p}, ...]')
     query.set_defaults(run=_query)

@@ -22,7 +22,7 @@ from dpgm.inference.belief_propagation import MessagePlan
 from dpgm.inference.engine import Engine
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
-from dpgm.measurement import Measurement
+from dpgm.measurement import MeasuredFit, Measurement
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.validation import integer, one_of, positive
 
@@ -389,9 +389,10 @@ def estimate(
     measurements = list(measurements)
     objective = make_loss(loss, domain, measurements)
     if total is None:
+        given_total = None
         total = estimate_total(measurements)
     else:
-        total = positive("total", total)
+        total = given_total = positive("total", total)
     zeros = check_forbidden(domain, zeros)
     model_cliques = list(objective.cliques) + [domain.check(c) for c in cliques]
     model_cliques += [f.attrs for f in zeros]
@@ -446,4 +447,10 @@ def estimate(
     if inference != "exact":
         loopy.max_iters = max(loopy.max_iters, 1000)  # queries get converged messages
     potentials = dict(zip(engine.cliques, engine.unpack(theta)))
-    return MarkovRandomField(domain, potentials, float(total), engine=engine)
+    model = MarkovRandomField(domain, potentials, float(total), engine=engine)
+    if isinstance(loss, str):  # the settings that estimate it again (error bars)
+        model.measured = MeasuredFit(measurements, {
+            "method": method, "loss": loss, "iters": iters, "step_size": step_size,
+            "inference": inference, "max_cells": max_cells, "total": given_total,
+            "cliques": [list(c) for c in cliques]}, zeros)
+    return model

@@ -12,7 +12,9 @@ pairwise and t-wise models) has the members of :class:`Model`:
 * ``marginal(attrs, given=None)``: the counts of every cell of the marginal on ``attrs``
   (an array whose axes follow ``attrs`` and whose cells follow ``domain.labels``; the
   same, indexed by labels, from ``marginal_table``), conditioned on ``given`` (labels, or
-  raw values where the model carries a schema);
+  raw values where the model carries a schema); with ``with_error=True`` the counts and
+  the standard error of each cell, where the model keeps the measurements it was
+  estimated from (:mod:`dpgm.models.uncertainty`);
 * ``synthetic_data(n=None, rng=None, given=None)``: ``n`` records (default: ``total``
   rounded), a :class:`~dpgm.dataset.Dataset` of codes, or a DataFrame in original units
   where the model carries a schema; ``synthetic_chunks`` gives the same records in
@@ -54,8 +56,8 @@ class Model(Protocol):
     domain: Domain
     total: float
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray: ...
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray: ...
 
     def synthetic_data(self, n: int | None = None, rng: RngLike = None,
                        given: Mapping[str, object] | None = None) -> Dataset | pd.DataFrame: ...
@@ -175,6 +177,18 @@ class ModelBase:
             labels[attr] = [v if _is_label(self.domain, attr, v) else
                             self.domain.label(attr, self.schema.code(attr, v)) for v in values]
         return labels
+
+    def with_error(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                   **options: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``marginal(attrs, given)`` and the standard error of each of its cells, from
+        the noise of the measurements the model was estimated from (what
+        ``marginal(..., with_error=True)`` gives; ``options`` as
+        :func:`dpgm.models.uncertainty.standard_error` takes them: ``method``,
+        ``replicates``, ``rng``, ``progress``). Post-processing: free."""
+        from dpgm.models.uncertainty import standard_error
+
+        error = standard_error(self, list(attrs), given, **options)
+        return self.marginal(attrs, given=given), error
 
     def marginal_table(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
                        ) -> pd.Series:

@@ -227,10 +227,12 @@ class BayesianNetwork(ModelBase):
             self._model = self.to_markov_random_field(self.total)
         return self._model
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray:
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray:
         """The marginal table on ``attrs`` (in the order given), scaled to :attr:`total`,
         conditioned on ``given`` (states)."""
+        if with_error:
+            return self.with_error(attrs, given)
         return self.model.marginal(attrs, given=self._given(given))
 
     def _structure(self) -> dict:

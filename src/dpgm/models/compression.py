@@ -19,7 +19,7 @@ import numpy as np
 from dpgm.dataset import CountingSource, Dataset, RecodedCounts
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
-from dpgm.measurement import Measurement
+from dpgm.measurement import KroneckerQuery, MeasuredFit, Measurement
 from dpgm.memory import cells
 from dpgm.models.base import ModelBase
 from dpgm.models.markov_random_field import MarkovRandomField
@@ -144,7 +144,36 @@ class DomainCompression:
         for attr in self.original.attrs:
             if attr not in spread:  # in no potential: uniform over codes, then within them
                 potentials[(attr,)] = np.log(self.shares(attr))
-        return MarkovRandomField(self.original, potentials, model.total)
+        expanded = MarkovRandomField(self.original, potentials, model.total)
+        if model.measured is not None:  # the same measurements, of the original codes
+            fit = model.measured
+            expanded.measured = MeasuredFit([self.measured_on_original(m) for m in
+                                             fit.measurements], fit.options, fit.zeros,
+                                            fit.estimator)
+        return expanded
+
+    def measured_on_original(self, measurement: Measurement) -> Measurement:
+        """A measurement of compressed codes as one of the original codes: its query
+        times, for each merged attribute, the 0/1 matrix that sums the values sharing a
+        code (a Kronecker product, never built)."""
+        clique = measurement.clique
+        merged = [a for a in clique if self.compressed[a] != self.original[a]]
+        if not merged:
+            return measurement
+        sums = []
+        for attr in clique:
+            matrix = np.zeros((self.compressed[attr], self.original[attr]))
+            matrix[self.mappings[attr], np.arange(self.original[attr])] = 1.0
+            sums.append(matrix)
+        query = measurement.query
+        if query is None:
+            query = KroneckerQuery(sums)
+        elif isinstance(query, KroneckerQuery):
+            query = KroneckerQuery([f @ s for f, s in zip(query.factors, sums)])
+        else:
+            dense = query.toarray() if hasattr(query, "toarray") else np.asarray(query)
+            query = dense @ KroneckerQuery(sums).dense()
+        return Measurement(clique, measurement.values, measurement.std, query)
 
 
 class CompressedModel(ModelBase):
@@ -161,17 +190,26 @@ class CompressedModel(ModelBase):
         self.domain = compression.original
         self.total = model.total
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray:
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray:
         """Estimated counts of the marginal on ``attrs`` of the original domain, given
         ``given`` on attributes none of whose values were merged."""
+        if with_error:
+            return self.with_error(attrs, given)
         attrs = self.domain.check(attrs)
-        table = self.compressed.marginal(attrs, given=self._evidence(given))
+        return self.spread(attrs, self.compressed.marginal(attrs, given=self._evidence(given)))
+
+    def spread(self, attrs: tuple[str, ...], table: np.ndarray,
+               shares: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """A table on the compressed codes of ``attrs`` as one on the original codes: each
+        entry goes to every value its code stands for, times that value's share (by
+        default the compression's; error bars pass the shares squared)."""
         for axis, attr in enumerate(attrs):
             shape = [1] * len(attrs)
             shape[axis] = self.domain[attr]
+            share = self.compression.shares(attr) if shares is None else shares[attr]
             table = np.take(table, self.compression.mappings[attr], axis=axis)
-            table = table * self.compression.shares(attr).reshape(shape)
+            table = table * share.reshape(shape)
         return table
 
     def sample(

@@ -2,7 +2,7 @@
 
 A model file (``.dpgm`` by convention) is a zip archive of
 
-* ``model.json``: ``{"format": "dpgm-model", "version": 1, "dpgm": version, "kind": ...,
+* ``model.json``: ``{"format": "dpgm-model", "version": 2, "dpgm": version, "kind": ...,
   "domain": {attribute: size or labels}, "schema": ..., "release": {"ledger": ...,
   "mechanism": ..., "options": ..., "seeded": ...}, "model": {...}, "arrays": {name:
   {"shape": [...], "dtype": "<f8"}}}``, where ``model`` holds what the kind needs besides
@@ -34,11 +34,13 @@ from typing import Any
 import numpy as np
 
 from dpgm._version import __version__
+from dpgm.constraints import Forbidden
 from dpgm.domain import Domain
 from dpgm.errors import DataError, DpgmError, ModelTooLargeError
 from dpgm.files import atomic_write
 from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
+from dpgm.measurement import KroneckerQuery, MeasuredFit, Measurement, is_sparse
 from dpgm.memory import CELL_BYTES, DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, format_bytes
 from dpgm.models.base import ModelBase, Release
 from dpgm.models.bayesian_network import BayesianNetwork
@@ -49,8 +51,9 @@ from dpgm.models.refinement import RefinedModel, Refinement
 from dpgm.models.tables import TableModel
 
 FORMAT = "dpgm-model"
-#: the format this dpgm writes; it reads this one and every earlier one
-FORMAT_VERSION = 1
+#: the format this dpgm writes; it reads this one and every earlier one (2: a model
+#: estimated from measurements keeps them, for its error bars)
+FORMAT_VERSION = 2
 METADATA = "model.json"
 #: the most bytes of metadata read (the cliques of a very large model fit far below it)
 MAX_METADATA = 64 * 2**20
@@ -114,6 +117,9 @@ class _Field:
         arrays = {f"potential.{i}": f.values for i, f in enumerate(model.potentials.values())}
         if model.loopy is not None:  # its answers: the beliefs of its calibration
             arrays.update({f"belief.{i}": b for i, b in enumerate(model.loopy_beliefs())})
+        if model.measured is not None:  # released measurements: its error bars
+            meta["measured"], more = _Measured.save(model.measured)
+            arrays.update(more)
         return meta, arrays
 
     @staticmethod
@@ -123,6 +129,8 @@ class _Field:
         if isinstance(meta.get("loopy"), Mapping):
             shapes.update({f"belief.{i}": (_shape(domain, c), "<f8")
                            for i, c in enumerate(_cliques(meta["loopy"], "cliques", domain))})
+        if "measured" in meta:
+            shapes.update(_Measured.shapes(domain, meta["measured"]))
         return shapes
 
     @staticmethod
@@ -151,7 +159,150 @@ class _Field:
             if loopy.cliques != _cliques(meta["loopy"], "cliques", domain):
                 raise ModelFileError("'model.loopy.cliques' are not maximal cliques in order")
             model._beliefs = [arrays[f"belief.{i}"] for i in range(len(loopy.cliques))]
+        if "measured" in meta:
+            model.measured = _Measured.load(domain, meta["measured"], arrays)
         return model
+
+
+class _Measured:
+    """The measurements a MarkovRandomField was estimated from and its estimator's
+    settings (:class:`~dpgm.measurement.MeasuredFit`), for its error bars: each
+    measurement's clique, values and standard deviations, and its query (the identity,
+    a dense or sparse matrix, or Kronecker factors); the structural zeros as 0/1 masks."""
+
+    OPTIONS = {"method": str, "loss": str, "iters": int, "step_size": (float, int, type(None)),
+               "inference": str, "max_cells": int, "total": (float, int, type(None)),
+               "cliques": list}
+
+    @staticmethod
+    def save(fit: MeasuredFit) -> tuple[dict, Arrays]:
+        entries, arrays = [], {}
+        for i, m in enumerate(fit.measurements):
+            entry: dict[str, Any] = {"clique": list(m.clique), "rows": int(m.values.size),
+                                     "std": None if np.ndim(m.std) else float(m.std)}
+            arrays[f"measured.{i}.values"] = m.values
+            if np.ndim(m.std):
+                arrays[f"measured.{i}.std"] = np.asarray(m.std, dtype=np.float64)
+            if m.query is None:
+                entry["query"] = "identity"
+            elif isinstance(m.query, KroneckerQuery):
+                entry["query"] = "kronecker"
+                entry["factors"] = [list(f.shape) for f in m.query.factors]
+                arrays.update({f"measured.{i}.factor.{k}": f
+                               for k, f in enumerate(m.query.factors)})
+            elif is_sparse(m.query):
+                coo = m.query.tocoo()
+                entry["query"], entry["nonzeros"] = "sparse", int(coo.nnz)
+                arrays[f"measured.{i}.data"] = np.asarray(coo.data, dtype=np.float64)
+                arrays[f"measured.{i}.row"] = np.asarray(coo.row, dtype=np.int64)
+                arrays[f"measured.{i}.col"] = np.asarray(coo.col, dtype=np.int64)
+            else:
+                entry["query"] = "dense"
+                arrays[f"measured.{i}.query"] = np.asarray(m.query, dtype=np.float64)
+            entries.append(entry)
+        zeros = []
+        for j, zero in enumerate(fit.zeros):
+            zeros.append(list(zero.attrs))
+            arrays[f"measured.zero.{j}"] = np.asarray(zero.mask, dtype=np.int64)
+        meta = {"estimator": fit.estimator, "options": fit.options, "measurements": entries,
+                "zeros": zeros}
+        return meta, arrays
+
+    @classmethod
+    def _entries(cls, meta: Any) -> list[Mapping]:
+        if not isinstance(meta, Mapping) or not isinstance(meta.get("measurements"), list):
+            raise ModelFileError("'model.measured' must hold a list of 'measurements'")
+        options = meta.get("options")
+        if not isinstance(options, Mapping) or not isinstance(meta.get("estimator"), str) or any(
+                k not in cls.OPTIONS or isinstance(v, bool) or not isinstance(v, cls.OPTIONS[k])
+                for k, v in options.items()):
+            raise ModelFileError("'model.measured' has a malformed estimator or options")
+        if not isinstance(meta.get("zeros"), list):
+            raise ModelFileError("'model.measured.zeros' must be a list")
+        return meta["measurements"]
+
+    @classmethod
+    def shapes(cls, domain: Domain, meta: Any) -> Shapes:
+        shapes: Shapes = {}
+
+        def count(value: Any, what: str) -> int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ModelFileError(f"'model.measured': {what} must be a whole number")
+            return value
+
+        for i, entry in enumerate(cls._entries(meta)):
+            if not isinstance(entry, Mapping):
+                raise ModelFileError("'model.measured.measurements' must hold objects")
+            clique = _cliques({"c": [entry.get("clique")]}, "c", domain)[0]
+            cells, rows = math.prod(_shape(domain, clique)), count(entry.get("rows"), "rows")
+            shapes[f"measured.{i}.values"] = ((rows,), "<f8")
+            std = entry.get("std")
+            if std is None:
+                shapes[f"measured.{i}.std"] = ((rows,), "<f8")
+            elif isinstance(std, bool) or not isinstance(std, (int, float)) or not std > 0:
+                raise ModelFileError("'model.measured': a std must be a positive number")
+            kind = entry.get("query")
+            if kind == "identity":
+                if rows != cells:
+                    raise ModelFileError(f"'model.measured': {rows} values for {cells} cells")
+            elif kind == "dense":
+                shapes[f"measured.{i}.query"] = ((rows, cells), "<f8")
+            elif kind == "sparse":
+                nonzeros = count(entry.get("nonzeros"), "nonzeros")
+                shapes.update({f"measured.{i}.data": ((nonzeros,), "<f8"),
+                               f"measured.{i}.row": ((nonzeros,), "<i8"),
+                               f"measured.{i}.col": ((nonzeros,), "<i8")})
+            elif kind == "kronecker":
+                factors = entry.get("factors")
+                if (not isinstance(factors, list) or len(factors) != len(clique)
+                        or not all(isinstance(f, list) and len(f) == 2 for f in factors)):
+                    raise ModelFileError("'model.measured': one factor shape per attribute")
+                for k, (attr, (r, c)) in enumerate(zip(clique, factors)):
+                    if count(c, "a factor's columns") != domain[attr]:
+                        raise ModelFileError(f"'model.measured': a factor on {attr} has {c} "
+                                             f"columns, not {domain[attr]}")
+                    shapes[f"measured.{i}.factor.{k}"] = ((count(r, "a factor's rows"), c),
+                                                          "<f8")
+                if math.prod(f[0] for f in factors) != rows:
+                    raise ModelFileError("'model.measured': the factors' rows are not the values'")
+            else:
+                raise ModelFileError(f"'model.measured': unknown query kind {kind!r}")
+        for j, attrs in enumerate(meta["zeros"]):
+            clique = _cliques({"c": [attrs]}, "c", domain)[0]
+            shapes[f"measured.zero.{j}"] = (_shape(domain, clique), "<i8")
+        return shapes
+
+    @classmethod
+    def load(cls, domain: Domain, meta: Mapping, arrays: Arrays) -> MeasuredFit:
+        from scipy import sparse
+
+        measurements = []
+        for i, entry in enumerate(cls._entries(meta)):
+            clique = tuple(entry["clique"])
+            kind, query = entry["query"], None
+            if kind == "dense":
+                query = arrays[f"measured.{i}.query"]
+            elif kind == "kronecker":
+                query = KroneckerQuery([arrays[f"measured.{i}.factor.{k}"]
+                                        for k in range(len(clique))])
+            elif kind == "sparse":
+                row, col = arrays[f"measured.{i}.row"], arrays[f"measured.{i}.col"]
+                cells = math.prod(_shape(domain, clique))
+                if row.size and (row.min() < 0 or row.max() >= entry["rows"] or col.min() < 0
+                                 or col.max() >= cells):
+                    raise ModelFileError("'model.measured': a sparse query's index is out "
+                                         "of range")
+                query = sparse.csr_matrix((arrays[f"measured.{i}.data"], (row, col)),
+                                          shape=(entry["rows"], cells))
+            std = entry["std"] if entry["std"] is not None else arrays[f"measured.{i}.std"]
+            try:
+                measurements.append(Measurement(clique, arrays[f"measured.{i}.values"], std,
+                                                query))
+            except DpgmError as exc:
+                raise ModelFileError(f"'model.measured': {exc}") from None
+        zeros = [Forbidden(tuple(attrs), arrays[f"measured.zero.{j}"] != 0)
+                 for j, attrs in enumerate(meta["zeros"])]
+        return MeasuredFit(measurements, dict(meta["options"]), zeros, meta["estimator"])
 
 
 #: the most loopy belief-propagation iterations a model file may ask for

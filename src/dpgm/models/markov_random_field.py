@@ -21,6 +21,7 @@ from dpgm.inference.junction_tree import JunctionTree
 from dpgm.inference.loopy import LoopyPlan
 from dpgm.inference.sampling import sample_records
 from dpgm.inference.tree_marginals import TreeMarginals
+from dpgm.measurement import MeasuredFit
 from dpgm.memory import DEFAULT_MAX_MEMORY, MEASURED_CELL_BYTES, cells, check_memory
 from dpgm.models.base import ModelBase
 from dpgm.random import as_generator
@@ -48,6 +49,9 @@ class MarkovRandomField(ModelBase):
     #: the most bytes exact inference may take where the junction tree is built on first
     #: use (None: half this machine's memory)
     max_memory: float | None = None
+    #: the measurements it was estimated from and the estimator's settings (error bars;
+    #: :mod:`dpgm.models.uncertainty`), or None
+    measured: MeasuredFit | None = None
 
     def __init__(
         self,
@@ -256,14 +260,17 @@ class MarkovRandomField(ModelBase):
     # -- queries ----------------------------------------------------------------------
     def marginal(
         self, attrs: Iterable[str], given: Mapping[str, object] | None = None, *,
-        evidence: Mapping[str, object] | None = None,
+        evidence: Mapping[str, object] | None = None, with_error: bool = False,
     ) -> np.ndarray:
         """Estimated counts of every cell of the marginal on ``attrs`` (in that order).
 
         ``given`` (``{attribute: label or code, or a list of them}``; raw values where the
         model carries a schema) gives the counts conditioned on it: the table sums to
-        ``total``. ``evidence`` is its deprecated name.
+        ``total``. ``evidence`` is its deprecated name. ``with_error=True`` gives the
+        counts and their standard errors (:meth:`with_error`).
         """
+        if with_error:
+            return self.with_error(attrs, given if evidence is None else evidence)
         if evidence is not None:
             warnings.warn("marginal(evidence=) is deprecated: use given=", DeprecationWarning,
                           stacklevel=2)

@@ -63,10 +63,12 @@ class ParameterModel(ModelBase):
     def to_markov_random_field(self, total: float = 1.0) -> MarkovRandomField:
         raise NotImplementedError
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray:
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray:
         """The marginal on ``attrs`` scaled to ``total``, given ``given``, by exact
         inference on the model's junction tree."""
+        if with_error:
+            return self.with_error(attrs, given)
         if self._field is None or self._field.total != self.total:
             self._field = self.to_markov_random_field(self.total)
         return self._field.marginal(attrs, given=self._given(given))

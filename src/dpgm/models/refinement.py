@@ -223,11 +223,13 @@ class RefinedModel(ModelBase):
         self.domain = refinement.domain
         self.total = model.total
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray:
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray:
         """Estimated counts of the marginal on the fine ``attrs``, given ``given`` (labels
         of the fine domain, or raw values where the model carries a schema): exact, from
         the joint of the attributes asked and given on their digits."""
+        if with_error:
+            return self.with_error(attrs, given)
         attrs = self.domain.check(attrs)
         evidence = self._evidence(given)
         if not evidence:

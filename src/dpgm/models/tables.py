@@ -63,11 +63,13 @@ class TableModel(ModelBase):
         reduced = table.sum(axis=summed) if summed else table
         return np.transpose(reduced, [kept.index(a) for a in attrs])
 
-    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None
-                 ) -> np.ndarray:
+    def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
+                 *, with_error: bool = False) -> np.ndarray:
         """Counts of the marginal on ``attrs`` (axes in the order given), conditioned on
         ``given`` where one table holds the attributes and the evidence together (or the
         tables are independent)."""
+        if with_error:
+            return self.with_error(attrs, given)
         attrs = self.domain.check(attrs)
         evidence = self.domain.evidence(self._given(given)) if given else None
         if not evidence:
