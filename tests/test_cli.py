@@ -247,8 +247,11 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
     values = {}
     readings = [line for line in lines if line.startswith("reading: ")]
     assert len(readings) == 3  # the figures in words, one line per size
+    scores = [line for line in lines if line.startswith(("SDMetrics", "SDNist"))]
+    assert [s.split(" score")[0] for s in scores] == ["SDMetrics quality", "SDMetrics diagnostic",
+                                                     "SDNist k-marginal"]
     for line in lines[1:]:
-        if line.startswith("reading: "):
+        if line.startswith(("reading: ", "SDMetrics", "SDNist")):
             continue
         match = re.fullmatch(r"mean TV error over all (\d)-way marginals: (\S+)", line)
         assert match, line
@@ -262,7 +265,7 @@ def test_evaluate_prints_mean_tv(inputs, tmp_path, capsys):
         == 0
     )
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 3 and lines[1].startswith("mean TV error over all 3-way marginals: ")
+    assert len(lines) == 6 and lines[1].startswith("mean TV error over all 3-way marginals: ")
     assert lines[2].startswith("reading: for 3 columns together")
     assert math.isclose(float(lines[1].split()[-1]), mean_tv(real, synthetic, 3), abs_tol=5e-5)
 

@@ -25,14 +25,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpgm.errors import DataError, ParameterError
-    from dpgm.evaluation import marginal_errors, mean_tv
     from dpgm.memory import CELL_BYTES, check_memory
     from dpgm.workload import Workload
 
-    schema, domain = public_inputs(args)
+    model = _read_model(args)
+    if model is not None and args.schema is None and args.domain is None:
+        schema, domain = model.schema, model.domain  # the model's own, its bins learnt
+    else:
+        schema, domain = public_inputs(args)
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
-    report = _report_path(args)
+    outputs = _report_paths(args)
     ledger = _read_ledger(args.ledger)  # a file that is no ledger is refused before reading
+    _check_model(model, domain)
     _check_target(args, domain)
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
@@ -62,30 +66,49 @@ def _evaluate(args: argparse.Namespace) -> int:
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
     print(f"real: {len(real)} records; synthetic: {len(synthetic)} records")
-    if workload is not None:
-        error = workload.error(real, synthetic)
-        print(
-            f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): {error:.4g}"
-        )
-        tv = np.mean(list(marginal_errors(real, synthetic, workload.cliques).values()))
-        print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4g}")
-    errors = {ways: mean_tv(real, synthetic, ways) for ways in args.ways}
-    for ways, error in errors.items():
-        print(f"mean TV error over all {ways}-way marginals: {error:.4g}")
     numeric = _numeric_fidelity(schema, frames)
-    _reading(errors, numeric)
     holdout = _holdout(args, schema, domain, real, synthetic, frames)
     copies = _copy_checks(real, synthetic, holdout)
     utility = _utility(args, schema, real, synthetic, holdout, frames)
-    if report is not None:
-        from dpgm.report import build_report, write_report
+    from dpgm.report import evaluate
 
-        page = build_report(real, synthetic, workload=workload, ledger=ledger,
-                            numeric=numeric, copies=copies, utility=utility)
-        report.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
-        write_report(report, page)
-        say(f"wrote the report to {report}")
+    evaluation = evaluate(real, synthetic, schema=schema, frames=frames, ways=args.ways,
+                          workload=workload, ledger=ledger, numeric=numeric, copies=copies,
+                          utility=utility, model=model)
+    if workload is not None:
+        print(f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): "
+              f"{evaluation.workload_error:.4g}")
+        tv = np.mean(list(evaluation.workload_errors.values()))
+        print(f"mean TV error over the workload's {len(workload)} marginals: {tv:.4g}")
+    for ways, error in evaluation.mean_errors.items():
+        print(f"mean TV error over all {ways}-way marginals: {error:.4g}")
+    _reading(evaluation.mean_errors, numeric)
+    for line in evaluation.summary():
+        print(line)
+    for path, form in outputs:
+        path.parent.mkdir(exist_ok=True)  # made only now: a failed run leaves no folder
+        evaluation.write(path, format=form)
+        say(f"wrote the report to {path}")
     return 0
+
+
+def _read_model(args: argparse.Namespace):
+    """--model: the saved model the synthetic records came from (its error bars and, by
+    default, its schema), read before any record is."""
+    if args.model is None:
+        return None
+    from dpgm.models import load
+
+    return load(args.model)
+
+
+def _check_model(model, domain) -> None:
+    from dpgm.errors import DomainError
+
+    if model is not None and (model.domain != domain
+                              or list(model.domain.attrs) != list(domain.attrs)):
+        raise DomainError("--model: its columns or bins are not those of --schema/--domain "
+                          "(leave them out to evaluate on the model's own schema)")
 
 
 def _check_target(args: argparse.Namespace, domain) -> None:
@@ -231,8 +254,9 @@ def _numeric_fidelity(schema, frames):
     return numeric
 
 
-def _report_path(args: argparse.Namespace):
-    """DIR/index.html for --report DIR, checked before any data are read."""
+def _report_paths(args: argparse.Namespace) -> list:
+    """The files --report DIR gets, by --format: DIR/index.html (the page) and
+    DIR/report.json (its numbers); each checked before any data are read."""
     from pathlib import Path
 
     from dpgm.errors import OutputError
@@ -241,15 +265,19 @@ def _report_path(args: argparse.Namespace):
     if args.report is None:
         if args.ledger is not None:
             raise OutputError("--ledger goes with --report DIR")
-        return None
+        return []
     folder = Path(args.report)
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"--report {folder}: not a directory")
-    inputs = [p for p in (args.real, args.synthetic, args.ledger) if p]
+    inputs = [p for p in (args.real, args.synthetic, args.ledger, args.holdout, args.model) if p]
+    files = [(folder / name, form) for name, form in (("index.html", "html"),
+                                                      ("report.json", "json"))
+             if args.format in (form, "both")]
     if not folder.exists():  # its parent must take it; it is made once the report is ready
         check_output(folder, inputs=inputs)
-        return folder / "index.html"
-    return check_output(folder / "index.html", force=args.force, inputs=inputs)
+        return files
+    return [(check_output(path, force=args.force, inputs=inputs), form)
+            for path, form in files]
 
 
 def _read_ledger(path):
@@ -309,8 +337,16 @@ def add_commands(commands) -> None:
         "--report",
         default=None,
         metavar="DIR",
-        help="write an HTML report to DIR/index.html (default: none)",
+        help="write the report to DIR: the page DIR/index.html and its numbers "
+        "DIR/report.json (--format; default: none)",
     )
+    evaluate.add_argument(
+        "--format", choices=("both", "html", "json"), default="both",
+        help="what --report writes: the page, its numbers as JSON, or both (default: both)")
+    evaluate.add_argument(
+        "--model", default=None, metavar="MODEL.dpgm",
+        help="the model the synthetic records came from (synth --save-model): error bars "
+        "from its measurements on the histograms (default: none)")
     evaluate.add_argument(
         "--ledger", default=None, help="the ledger synth --ledger wrote (default: none)"
     )
@@ -326,7 +362,7 @@ def add_commands(commands) -> None:
     evaluate.add_argument(
         "--force",
         action="store_true",
-        help="overwrite DIR/index.html if it exists (default: refuse)",
+        help="overwrite the report's files if they exist (default: refuse)",
     )
     add_engine_option(evaluate, "so the same comparison")
     evaluate.set_defaults(run=_evaluate)

@@ -149,6 +149,11 @@ def _codes(real, synthetic) -> tuple[np.ndarray, np.ndarray, int]:
     """Both columns' values as codes of one factorisation, missing values a code too."""
     import pandas as pd
 
+    kinds = [getattr(v, "dtype", None) for v in (real, synthetic)]
+    if all(isinstance(k, pd.CategoricalDtype) for k in kinds) and kinds[0] == kinds[1]:
+        size = len(kinds[0].categories)  # codes already: missing (-1) becomes the last
+        return (*(np.where(c < 0, size, c) for c in (np.asarray(v.cat.codes, dtype=np.int64)
+                                                      for v in (real, synthetic))), size + 1)
     both = pd.concat([pd.Series(real, dtype=object), pd.Series(synthetic, dtype=object)],
                      ignore_index=True)
     codes, uniques = pd.factorize(both, use_na_sentinel=False)
@@ -428,3 +433,129 @@ def sdnist_bins(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np
     out_real[present_r] = bins_r
     out_synth[present_s] = bins_s
     return out_real, out_synth
+
+
+def tables_for_scores(real, synthetic, schema: Schema | None = None, frames=None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Two encoded data sets as the tables the scores read, and their metadata: each
+    categorical attribute by its labels (a pandas categorical of the public labels, so
+    both tables have one dtype), each numeric or datetime column of ``schema`` in its
+    original units where the raw tables ``frames`` are given (numbers as floats, dates
+    as datetime64), else by its bins (categorical)."""
+    import pandas as pd
+
+    from dpgm.evaluation.numeric import numeric_values
+
+    domain = real.domain
+    numbers = None
+    if schema is not None and frames is not None:
+        numbers = [numeric_values(frame, schema) for frame in frames]
+    tables: list[dict[str, Any]] = [{}, {}]
+    columns = {}
+    for attr in domain.attrs:
+        kind = None if schema is None else schema.columns[attr].kind
+        if numbers is not None and kind in ("numeric", "datetime"):
+            for table, values in zip(tables, numbers):
+                column = values[attr].to_numpy()
+                table[attr] = (column if kind == "numeric" else  # days since 1970: dates
+                               pd.to_datetime(column, unit="D").astype("datetime64[ns]"))
+            columns[attr] = {"sdtype": "numerical" if kind == "numeric" else "datetime"}
+            continue
+        labels = domain.labels.get(attr) or tuple(range(domain[attr]))
+        present = [k for k, label in enumerate(labels) if label is not None]
+        categories = [labels[k] if domain.labels.get(attr) else k for k in present]
+        recode = np.full(domain[attr], -1, dtype=np.int64)  # the missing label: no category
+        recode[present] = np.arange(len(present))
+        dtype = pd.CategoricalDtype([str(c) for c in categories] if domain.labels.get(attr)
+                                    else categories)
+        for table, data in zip(tables, (real, synthetic)):
+            codes = recode[np.asarray(data.records)[:, domain.attrs.index(attr)]]
+            table[attr] = pd.Categorical.from_codes(codes, dtype=dtype)
+        columns[attr] = {"sdtype": "categorical"}
+    real_table, synthetic_table = (pd.DataFrame(t) for t in tables)
+    return real_table, synthetic_table, {"columns": columns}
+
+
+def sdnist_tables(real: pd.DataFrame, synthetic: pd.DataFrame, metadata: Mapping
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """SDNist's preparation of two tables for :func:`k_marginal`: numbers and dates (in
+    days) in percentile bins of the real column (:func:`sdnist_bins`), categories as
+    codes, −1 where missing."""
+    import pandas as pd
+
+    out: list[dict[str, np.ndarray]] = [{}, {}]
+    for name, spec in metadata["columns"].items():
+        sdtype = spec.get("sdtype")
+        if sdtype in CONTINUOUS:
+            values = [np.asarray(v, dtype=np.float64) if sdtype == "numerical"
+                      else _nanoseconds(v, spec.get("datetime_format")) / 86_400e9
+                      for v in (real[name], synthetic[name])]
+            out[0][name], out[1][name] = sdnist_bins(*values)
+        elif sdtype in DISCRETE:
+            r, s, k = _codes(real[name], synthetic[name])
+            missing = [np.asarray(pd.Series(v).isna()) for v in (real[name], synthetic[name])]
+            out[0][name] = np.where(missing[0], -1, r)
+            out[1][name] = np.where(missing[1], -1, s)
+    return pd.DataFrame(out[0]), pd.DataFrame(out[1])
+
+
+def scores_from_counts(real, synthetic) -> tuple[ScoreReport, ScoreReport, float]:
+    """The Quality and Diagnostic reports and the k-marginal score of two coded data sets
+    from their counts alone (any counting source: records in memory or on an engine),
+    every attribute a categorical column of its labels, the missing label (None) a
+    missing value. Equal to :func:`quality_report`, :func:`diagnostic_report` and
+    :func:`k_marginal` on the tables :func:`tables_for_scores` builds without raw
+    tables (tested)."""
+    domain = real.domain
+    attrs = list(domain.attrs)
+    pairs = list(combinations(attrs, 2))
+    real_counts = real.marginals([(a,) for a in attrs] + pairs)
+    synthetic_counts = synthetic.marginals([(a,) for a in attrs] + pairs)
+    ones = {a: (r.astype(np.float64), s.astype(np.float64))
+            for a, r, s in zip(attrs, real_counts, synthetic_counts)}
+    twos = {p: (r.astype(np.float64), s.astype(np.float64))
+            for p, r, s in zip(pairs, real_counts[len(attrs):], synthetic_counts[len(attrs):])}
+    rows_real, rows_synth = (float(ones[attrs[0]][k].sum()) for k in (0, 1))
+    missing = {a: np.array([label is None for label in domain.labels.get(a, ())] or
+                           [False] * domain[a]) for a in attrs}
+    shapes, validity = [], []
+    for a in attrs:
+        r, s = (c[~missing[a]] for c in ones[a])
+        if r.sum() == 0 or s.sum() == 0:
+            shape = float("nan")
+        else:
+            r = r + _UNSEEN * ((r == 0) & (s > 0))
+            shape = float(1.0 - 0.5 * np.abs(s / s.sum() - r / r.sum()).sum())
+        shapes.append({"Column": a, "Metric": "TVComplement", "Score": shape})
+        r_all, s_all = ones[a]
+        valid = (r_all > 0) & ~missing[a]
+        valid |= missing[a] & bool((r_all[missing[a]] > 0).any())
+        validity.append({"Column": a, "Metric": "CategoryAdherence",
+                         "Score": float(s_all[valid].sum() / rows_synth)})
+    trends = []
+    total = 0.0
+    for (a, b), (r, s) in twos.items():
+        association = _cramers_v(r)
+        meets = bool(not np.isnan(association) and association > ASSOCIATION_THRESHOLD)
+        gap = float(np.abs(r / rows_real - s / rows_synth).sum())
+        total += gap
+        trends.append({"Column 1": a, "Column 2": b, "Metric": "ContingencySimilarity",
+                       "Score": 1.0 - gap / 2.0 if meets else float("nan"),
+                       "Real Correlation": float("nan"), "Synthetic Correlation": float("nan"),
+                       "Real Association": association, "Meets Threshold?": meets})
+    shape_score = _mean(r["Score"] for r in shapes)
+    trend_score = _mean(r["Score"] for r in trends if r["Meets Threshold?"])
+    quality = ScoreReport("Quality", _mean([shape_score, trend_score]),
+                          {"Column Shapes": shape_score, "Column Pair Trends": trend_score},
+                          {"Column Shapes": shapes, "Column Pair Trends": trends})
+    # the columns are one categorical type in both tables: their structures agree
+    diagnostic = ScoreReport("Diagnostic", _mean([_mean(r["Score"] for r in validity), 1.0]),
+                             {"Data Validity": _mean(r["Score"] for r in validity),
+                              "Data Structure": 1.0},
+                             {"Data Validity": validity,
+                              "Data Structure": [{"Metric": "TableStructure", "Score": 1.0}]})
+    if not pairs:  # SDNist's one marginal of a single column: the column with itself
+        r, s = ones[attrs[0]]
+        return quality, diagnostic, float((2.0 - np.abs(r / rows_real - s / rows_synth).sum())
+                                          * 500.0)
+    return quality, diagnostic, (2.0 - total / len(pairs)) * 500.0

@@ -28,6 +28,7 @@ read from a file without measurements — keep no measurements and give no error
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -67,27 +68,50 @@ def standard_error(
     was not), ``"bootstrap"`` with ``replicates`` re-estimations seeded by ``rng``, or
     ``"auto"``: analytic where it can be, else the bootstrap. See the module docstring.
     """
+    return standard_errors(model, [attrs], given, method=method, replicates=replicates,
+                           rng=rng, progress=progress)[0]
+
+
+def standard_errors(
+    model,
+    marginals: Sequence[Sequence[str]],
+    given: Mapping[str, object] | None = None,
+    *,
+    method: str = "auto",
+    replicates: int = REPLICATES,
+    rng: RngLike = None,
+    progress: ProgressLike = None,
+) -> list[np.ndarray]:
+    """:func:`standard_error` of several marginals, those not measured directly from one
+    bootstrap (its replicates answer them all)."""
     one_of("method", method, METHODS)
     replicates = integer("replicates", replicates, least=2)
-    attrs = model.domain.check(attrs)
+    marginals = [model.domain.check(attrs) for attrs in marginals]
     core = _core(model)
     if core is None:
         raise ParameterError(
             f"this {type(model).__name__} keeps no measurements, so it has no error bars: "
             "they come with models estimated from noisy marginals (Private-PGM: mst, aim, "
             "mwem, …), fitted with this version of dpgm")
-    if method != "bootstrap" and not given:
-        variance = _direct_variance(model, attrs)
-        if variance is not None:
-            return np.sqrt(variance)
-        if method == "analytic":
-            raise ParameterError(
-                f"the marginal on {list(attrs)} was not measured directly: its error comes "
-                "from the bootstrap (method='bootstrap' or 'auto')")
-    elif method == "analytic":
+    if given and method == "analytic":
         raise ParameterError("a conditional marginal's error comes from the bootstrap")
-    return _bootstrap(model, core, attrs, given, replicates, as_generator(rng),
-                      Reporter(progress))
+    errors: list[np.ndarray | None] = [None] * len(marginals)
+    if method != "bootstrap" and not given:
+        for k, attrs in enumerate(marginals):
+            variance = _direct_variance(model, attrs)
+            if variance is not None:
+                errors[k] = np.sqrt(variance)
+            elif method == "analytic":
+                raise ParameterError(
+                    f"the marginal on {list(attrs)} was not measured directly: its error "
+                    "comes from the bootstrap (method='bootstrap' or 'auto')")
+    rest = [k for k, e in enumerate(errors) if e is None]
+    if rest:
+        found = _bootstrap(model, core, [marginals[k] for k in rest], given, replicates,
+                           as_generator(rng), Reporter(progress))
+        for k, error in zip(rest, found):
+            errors[k] = error
+    return errors
 
 
 def has_error_bars(model) -> bool:
@@ -135,66 +159,91 @@ def _direct_variance(model, attrs: tuple[str, ...]) -> np.ndarray | None:
     return _measured_variance(model, attrs)
 
 
+class _LeastSquares:
+    """The constrained least-squares fit of a model's measured tables, decomposed once:
+    the measured cliques (none inside another), where each one's cells sit, a basis of
+    the tables that agree on every overlap and keep the zeros, and the information of the
+    measurements in that basis (eigenvalues and eigenvectors)."""
+
+    def __init__(self, model: MarkovRandomField):
+        fit = model.measured
+        self.domain = domain = model.domain
+        cliques: list[tuple[str, ...]] = []
+        for m in sorted(fit.measurements, key=lambda m: -len(m.clique)):
+            if not any(set(m.clique) <= set(c) for c in cliques):
+                cliques.append(m.clique)
+        self.cliques = cliques
+        sizes = [domain.size(c) for c in cliques]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.too_large = int(self.offsets[-1]) > GLS_CELLS
+        if self.too_large:
+            return
+        information = np.zeros((self.offsets[-1], self.offsets[-1]))
+        for m in fit.measurements:
+            k = self.home(m.clique)
+            design = _summing(domain, cliques[k], m.clique)
+            if m.query is not None:
+                design = _dense(m.query) @ design
+            weights = np.broadcast_to(1.0 / np.square(m.std), m.values.shape)
+            span = slice(self.offsets[k], self.offsets[k + 1])
+            information[span, span] += design.T @ (weights[:, None] * design)
+        constraints = []
+        for i in range(len(cliques)):  # consistent on every overlap (the total where none)
+            for j in range(i + 1, len(cliques)):
+                shared = [a for a in cliques[i] if a in cliques[j]]
+                constraints.append(self.block(i, _summing(domain, cliques[i], shared))
+                                   - self.block(j, _summing(domain, cliques[j], shared)))
+        for zero in fit.zeros:  # structural zeros stay zero
+            if any(set(zero.attrs) <= set(c) for c in cliques):
+                k = self.home(zero.attrs)
+                constraints.append(self.block(k, _summing(domain, cliques[k], zero.attrs)[
+                    np.ravel(zero.mask)]))
+        self.free = np.eye(self.offsets[-1])
+        if constraints:
+            from scipy.linalg import null_space
+
+            self.free = null_space(np.vstack(constraints))
+        self.values, self.vectors = np.linalg.eigh(self.free.T @ information @ self.free)
+        self.seen = self.values > 1e-10 * max(self.values.max(initial=0.0), 1e-300)
+
+    def home(self, inner: Sequence[str]) -> int:
+        return next(k for k, c in enumerate(self.cliques) if set(inner) <= set(c))
+
+    def block(self, k: int, rows: np.ndarray) -> np.ndarray:
+        full = np.zeros((rows.shape[0], self.offsets[-1]))
+        full[:, self.offsets[k]:self.offsets[k + 1]] = rows
+        return full
+
+    def variance(self, attrs: tuple[str, ...]) -> np.ndarray | None:
+        """Each cell's variance on ``attrs``; None where a part of them is in a direction
+        no measurement sees (a merged value's share of its code, say)."""
+        k = self.home(attrs)
+        answer = self.block(k, _summing(self.domain, self.cliques[k], attrs)) @ self.free
+        answer = answer @ self.vectors
+        if np.abs(answer[:, ~self.seen]).max(initial=0.0) > 1e-8 * np.abs(answer).max(
+                initial=1.0):
+            return None
+        variance = np.sum(answer[:, self.seen] ** 2 / self.values[self.seen], axis=1)
+        return np.maximum(variance, 0.0).reshape(self.domain.project(attrs).shape)
+
+
+#: each model's decomposed least-squares fit, made on its first error bar
+_FITS: WeakKeyDictionary = WeakKeyDictionary()
+
+
 def _measured_variance(model: MarkovRandomField, attrs: tuple[str, ...]) -> np.ndarray | None:
     """Each cell's variance of the least-squares estimate of the measured cliques' tables,
     held consistent with one another (and with the structural zeros), on ``attrs``; None
-    where no measurement holds ``attrs`` or the tables are not all identified."""
+    where no measurement holds ``attrs`` or the tables do not tell it."""
     fit = model.measured
-    domain = model.domain
     if not any(set(attrs) <= set(m.clique) for m in fit.measurements):
         return None
-    cliques: list[tuple[str, ...]] = []  # the largest measured cliques, none inside another
-    for m in sorted(fit.measurements, key=lambda m: -len(m.clique)):
-        if not any(set(m.clique) <= set(c) for c in cliques):
-            cliques.append(m.clique)
-    sizes = [domain.size(c) for c in cliques]
-    if sum(sizes) > GLS_CELLS:
-        return _direct_variance_bound(fit.measurements, domain, attrs)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-
-    def home(inner: Sequence[str]) -> int:
-        return next(k for k, c in enumerate(cliques) if set(inner) <= set(c))
-
-    def block(k: int, rows: np.ndarray) -> np.ndarray:
-        full = np.zeros((rows.shape[0], offsets[-1]))
-        full[:, offsets[k]:offsets[k + 1]] = rows
-        return full
-
-    information = np.zeros((offsets[-1], offsets[-1]))
-    for m in fit.measurements:
-        k = home(m.clique)
-        design = _summing(domain, cliques[k], m.clique)
-        if m.query is not None:
-            design = _dense(m.query) @ design
-        weights = np.broadcast_to(1.0 / np.square(m.std), m.values.shape)
-        span = slice(offsets[k], offsets[k + 1])
-        information[span, span] += design.T @ (weights[:, None] * design)
-    constraints = []
-    for i in range(len(cliques)):  # consistent on every overlap (the total where none)
-        for j in range(i + 1, len(cliques)):
-            shared = [a for a in cliques[i] if a in cliques[j]]
-            constraints.append(block(i, _summing(domain, cliques[i], shared))
-                               - block(j, _summing(domain, cliques[j], shared)))
-    for zero in fit.zeros:  # structural zeros stay zero
-        if any(set(zero.attrs) <= set(c) for c in cliques):
-            k = home(zero.attrs)
-            constraints.append(block(k, _summing(domain, cliques[k], zero.attrs)[
-                np.ravel(zero.mask)]))
-    free = np.eye(offsets[-1])
-    if constraints:
-        from scipy.linalg import null_space
-
-        free = null_space(np.vstack(constraints))
-    values, vectors = np.linalg.eigh(free.T @ information @ free)
-    seen = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
-    k = home(attrs)
-    answer = block(k, _summing(domain, cliques[k], attrs)) @ free @ vectors
-    # the marginal's cells must be told by the measurements: no part of them in a
-    # direction no measurement sees (a merged value's share of its code, say)
-    if np.abs(answer[:, ~seen]).max(initial=0.0) > 1e-8 * np.abs(answer).max(initial=1.0):
-        return None
-    variance = np.sum(answer[:, seen] ** 2 / values[seen], axis=1)
-    return np.maximum(variance, 0.0).reshape(domain.project(attrs).shape)
+    if model not in _FITS:
+        _FITS[model] = _LeastSquares(model)
+    squares = _FITS[model]
+    if squares.too_large:
+        return _direct_variance_bound(fit.measurements, model.domain, attrs)
+    return squares.variance(attrs)
 
 
 def _direct_variance_bound(measurements: Sequence[Measurement], domain, attrs: tuple[str, ...]
@@ -234,10 +283,10 @@ def _dense(query) -> np.ndarray:
     return np.asarray(query, dtype=np.float64)
 
 
-def _bootstrap(model, core: MarkovRandomField, attrs: tuple[str, ...],
+def _bootstrap(model, core: MarkovRandomField, marginals: list[tuple[str, ...]],
                given: Mapping[str, object] | None, replicates: int,
-               rng: np.random.Generator, reporter: Reporter) -> np.ndarray:
-    """The spread of the marginal over models estimated from measurements drawn again."""
+               rng: np.random.Generator, reporter: Reporter) -> list[np.ndarray]:
+    """The spread of the marginals over models estimated from measurements drawn again."""
     fit = core.measured
     estimator = ESTIMATORS.get(fit.estimator)
     if estimator is None:
@@ -250,11 +299,12 @@ def _bootstrap(model, core: MarkovRandomField, attrs: tuple[str, ...],
         options["iters"] = min(options.get("iters", BOOTSTRAP_ITERS), BOOTSTRAP_ITERS)
     expected = [(m, m.answer(core.marginal(m.clique))) for m in fit.measurements]
     step = reporter.steps(replicates, "bootstrap replicates")
-    answers = []
+    answers: list[list[np.ndarray]] = [[] for _ in marginals]
     for replicate in range(1, replicates + 1):
         noisy = [Measurement(m.clique, mean + rng.standard_normal(mean.shape) * m.std,
                              m.std, m.query) for m, mean in expected]
-        again = estimator(core.domain, noisy, zeros=fit.zeros, **options)
-        answers.append(_with_core(model, again).marginal(attrs, given=given))
+        again = _with_core(model, estimator(core.domain, noisy, zeros=fit.zeros, **options))
+        for found, attrs in zip(answers, marginals):
+            found.append(again.marginal(attrs, given=given))
         step(replicate, None)
-    return np.std(np.stack(answers), axis=0, ddof=1)
+    return [np.std(np.stack(found), axis=0, ddof=1) for found in answers]
