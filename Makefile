@@ -17,13 +17,16 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p demo-output
-	$(BIN)/dpgm synth $(DATA)/diamonds.csv.gz --schema $(DATA)/diamonds-schema.json \
+	$(BIN)/dpgm split $(DATA)/diamonds.csv.gz --holdout 0.2 --seed 1 \
+		--train demo-output/diamonds-train.csv --holdout-out demo-output/diamonds-holdout.csv --force
+	$(BIN)/dpgm synth demo-output/diamonds-train.csv --schema $(DATA)/diamonds-schema.json \
 		--mechanism mst --epsilon 1 --discretize-share 0.1 \
 		--out demo-output/diamonds-synth.csv --ledger demo-output/ledger.json \
 		--save-model demo-output/diamonds.dpgm --force
-	$(BIN)/dpgm evaluate $(DATA)/diamonds.csv.gz demo-output/diamonds-synth.csv \
-		--schema $(DATA)/diamonds-schema.json --ways 1 2 \
-		--report demo-output/report --ledger demo-output/ledger.json --force
+	$(BIN)/dpgm evaluate demo-output/diamonds-train.csv demo-output/diamonds-synth.csv \
+		--model demo-output/diamonds.dpgm --holdout demo-output/diamonds-holdout.csv \
+		--target price --ways 1 2 --report demo-output/report --ledger demo-output/ledger.json \
+		--force
 	head -5 demo-output/diamonds-synth.csv
 
 test: $(STAMP)

@@ -265,17 +265,21 @@ def evaluate(
                                 "schema=...)")
             frames = (real, synthetic)
             real, synthetic = schema.encode(real), schema.encode(synthetic)
-        if numeric is None and frames is not None and schema is not None:
-            from dpgm.evaluation.numeric import numeric_fidelity
+        values = None
+        if frames is not None and schema is not None:  # each table's numbers, read once
+            from dpgm.evaluation.numeric import numeric_fidelity, numeric_values
 
-            numeric = numeric_fidelity(*frames, schema)
+            values = tuple(numeric_values(frame, schema) for frame in frames)
+            if numeric is None:
+                numeric = numeric_fidelity(*frames, schema, values=values)
         attrs = list(real.domain.attrs)
         column_errors = marginal_errors(real, synthetic, [(a,) for a in attrs])
         pair_errors = marginal_errors(real, synthetic, list(combinations(attrs, 2)))
         means = {w: mean_tv(real, synthetic, w) for w in ways if 1 <= w <= len(attrs)}
         if frames is not None and schema is not None:  # numbers in their own units
-            scored = tables_for_scores(real, synthetic, schema, frames)
-            quality = quality_report(*scored)
+            scored = tables_for_scores(real, synthetic, schema, frames, values)
+            quality = quality_report(*scored, ks=None if numeric is None else {
+                name: column.ks for name, column in numeric.columns.items()})
             diagnostic = diagnostic_report(*scored)
             k_score = k_marginal(*sdnist_tables(*scored))
         else:  # every column by its labels or bins: from counts, on any engine
@@ -330,7 +334,9 @@ def _plots() -> bool:
 
 def _png(figure) -> str:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    # constrained layout keeps every label in the figure: one draw (a tight bounding box
+    # would draw it twice)
+    figure.savefig(buffer, format="png", dpi=90)
     import matplotlib.pyplot as plt
 
     plt.close(figure)
@@ -346,7 +352,7 @@ def _histogram(report: Evaluation, attr: str) -> str:
 
     labels = report.labels[attr]
     p, q = report.real_shares[attr], report.synthetic_shares[attr]
-    figure, axes = plt.subplots(figsize=(4.6, 2.8))
+    figure, axes = plt.subplots(figsize=(4.6, 2.8), layout="constrained")
     x = np.arange(len(labels))
     axes.bar(x - 0.2, p, 0.4, label="real", color="#4c72b0")
     error = None if report.share_errors is None else 1.96 * report.share_errors[attr]
@@ -382,7 +388,7 @@ def _heat_map(attrs: Sequence[str], pair_errors: Mapping[tuple[str, str], float]
 def _cdf_overlay(name: str, column: ColumnFidelity) -> str:
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(4.6, 2.8))
+    figure, axes = plt.subplots(figsize=(4.6, 2.8), layout="constrained")
     axes.step(column.grid, column.real_cdf, where="post", label="real", color="#4c72b0")
     axes.step(column.grid, column.synthetic_cdf, where="post", label="synthetic",
               color="#dd8452")

@@ -101,3 +101,20 @@ def test_evaluate_prints_numeric_fidelity_and_the_report_shows_it(tmp_path, caps
     assert "reading: for a numeric column, the share of records below any value" in printed
     page = (report / "index.html").read_text()
     assert "<h2>Numeric columns</h2>" in page and "KS distance" in page
+
+
+def test_correlations_equal_pandas_pairwise_complete_ones():
+    """dpgm's Pearson and Spearman matrices (one sort per column) are pandas' corr,
+    missing values dropped pair by pair, NaN for a constant column."""
+    from dpgm.evaluation.numeric import correlations
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(400, 4)), columns=list("abcd"))
+    frame["b"] = 2 * frame["a"] + rng.normal(size=400)
+    frame["d"] = np.round(frame["d"])  # ties
+    frame.loc[::7, "a"] = np.nan
+    frame.loc[::5, "c"] = np.nan
+    frame["e"] = 1.0
+    for method in ("pearson", "spearman"):
+        np.testing.assert_allclose(correlations(frame, method).to_numpy(),
+                                   frame.corr(method).to_numpy(), atol=1e-12)

@@ -66,15 +66,15 @@ def _evaluate(args: argparse.Namespace) -> int:
         if len(data) == 0:
             raise DataError(f"{path} has no records: there is nothing to compare")
     print(f"real: {len(real)} records; synthetic: {len(synthetic)} records")
-    numeric = _numeric_fidelity(schema, frames)
     holdout = _holdout(args, schema, domain, real, synthetic, frames)
     copies = _copy_checks(real, synthetic, holdout)
     utility = _utility(args, schema, real, synthetic, holdout, frames)
     from dpgm.report import evaluate
 
     evaluation = evaluate(real, synthetic, schema=schema, frames=frames, ways=args.ways,
-                          workload=workload, ledger=ledger, numeric=numeric, copies=copies,
-                          utility=utility, model=model)
+                          workload=workload, ledger=ledger, copies=copies, utility=utility,
+                          model=model)
+    numeric = _print_numeric(schema, frames, evaluation.numeric)
     if workload is not None:
         print(f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): "
               f"{evaluation.workload_error:.4g}")
@@ -226,7 +226,7 @@ def _raw_tables(paths, schema, engines: list[str]):
         return [read_raw_table(path) for path in paths]
 
 
-def _numeric_fidelity(schema, frames):
+def _print_numeric(schema, frames, numeric):
     """KS, W1 and correlations of the schema's numeric and datetime columns, printed (None
     where there are none, or where the tables are counted outside memory)."""
     if not _has_numbers(schema):
@@ -235,12 +235,7 @@ def _numeric_fidelity(schema, frames):
         say("numeric fidelity (KS, Wasserstein-1, correlations) reads the tables in memory: "
             "run with --engine numpy for it")
         return None
-    from dpgm.evaluation.numeric import numeric_fidelity
-    from dpgm.privacy.quiet import on_records
-
-    with on_records():
-        numeric = numeric_fidelity(*frames, schema)
-    if not numeric.columns:
+    if numeric is None or not numeric.columns:
         return None
     print("numeric columns (KS distance; Wasserstein-1 over the public range):")
     for name, column in numeric.columns.items():

@@ -98,6 +98,16 @@ def numeric_values(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
+def cdf_distances(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """The KS distance (largest gap between the two empirical CDFs) and the Wasserstein-1
+    distance (the area between them) of two sorted samples, from one pass over their
+    merged values (what scipy's ks_2samp and wasserstein_distance compute)."""
+    merged = np.sort(np.concatenate([a, b]), kind="stable")  # two sorted runs: timsort
+    gap = (np.searchsorted(a, merged, side="right") / a.size
+           - np.searchsorted(b, merged, side="right") / b.size)
+    return float(np.abs(gap).max()), float(np.sum(np.abs(gap[:-1]) * np.diff(merged)))
+
+
 def public_range(schema: Schema, name: str) -> float:
     """The width of a column's public bounds (days for dates)."""
     column = schema.columns[name]
@@ -106,26 +116,27 @@ def public_range(schema: Schema, name: str) -> float:
     return (column.upper - column.lower) / np.timedelta64(1, "D")
 
 
-def numeric_fidelity(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema
+def numeric_fidelity(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema,
+                     values: tuple[pd.DataFrame, pd.DataFrame] | None = None
                      ) -> NumericFidelity:
     """Per-column KS, normalised W1 and quantiles, and the correlation matrices, of the
-    numeric and datetime columns of ``schema`` in two raw tables."""
-    from scipy import stats
-
-    real_values, synthetic_values = numeric_values(real, schema), numeric_values(
-        synthetic, schema)
+    numeric and datetime columns of ``schema`` in two raw tables (``values``: their
+    :func:`numeric_values`, where already read)."""
+    real_values, synthetic_values = values or (numeric_values(real, schema),
+                                               numeric_values(synthetic, schema))
     columns = {}
+    ranks: tuple[dict, dict] = ({}, {})
     for name in real_values.columns:
-        a = np.array(real_values[name].dropna(), dtype=np.float64)  # copies, sorted below
-        b = np.array(synthetic_values[name].dropna(), dtype=np.float64)
+        (a, ranks[0][name]), (b, ranks[1][name]) = (
+            _sorted_and_ranks(v[name].to_numpy(dtype=np.float64))
+            for v in (real_values, synthetic_values))
         if a.size == 0 or b.size == 0:
             continue
-        a.sort()
-        b.sort()
         grid = np.linspace(min(a[0], b[0]), max(a[-1], b[-1]), CDF_POINTS)
+        ks, wasserstein = cdf_distances(a, b)
         columns[name] = ColumnFidelity(
-            ks=float(stats.ks_2samp(a, b).statistic),
-            wasserstein=float(stats.wasserstein_distance(a, b)) / public_range(schema, name),
+            ks=ks,
+            wasserstein=wasserstein / public_range(schema, name),
             real_quantiles=np.quantile(a, QUANTILES),
             synthetic_quantiles=np.quantile(b, QUANTILES),
             grid=grid,
@@ -135,8 +146,68 @@ def numeric_fidelity(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema
     result = NumericFidelity(columns)
     names = list(columns)
     if len(names) >= 2:
-        result.pearson = (real_values[names].corr("pearson"),
-                          synthetic_values[names].corr("pearson"))
-        result.spearman = (real_values[names].corr("spearman"),
-                           synthetic_values[names].corr("spearman"))
+        result.pearson = tuple(correlations(v[names], "pearson")
+                               for v in (real_values, synthetic_values))
+        result.spearman = tuple(correlations(v[names], "spearman", r)
+                                for v, r in zip((real_values, synthetic_values), ranks))
     return result
+
+
+def _sorted_and_ranks(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A column's present values sorted, and each value's average rank among them (ties
+    share their mean rank; NaN where missing), from one sort."""
+    present = ~np.isnan(column)
+    seen = column[present]
+    order = np.argsort(seen, kind="stable")
+    ordered = seen[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if seen.size else (
+        np.zeros(0, dtype=np.int64))
+    counts = np.diff(np.r_[starts, ordered.size])
+    ranked = np.empty(seen.size)
+    ranked[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    ranks = np.full(column.shape, np.nan)
+    ranks[present] = ranked
+    return ordered, ranks
+
+
+def correlations(values: pd.DataFrame, method: str = "pearson",
+                 ranks: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """The Pearson or Spearman correlation of each pair of columns over the rows where
+    both are present (what pandas' ``corr`` gives), NaN where a column is constant
+    (``ranks``: each column's average ranks, where already known)."""
+    import pandas as pd
+
+    names = list(values.columns)
+    columns = [values[n].to_numpy(dtype=np.float64) for n in names]
+    present = [~np.isnan(c) for c in columns]
+    whole = [(ranks[n] if ranks else _ranks(c)) if method == "spearman" else c
+             for n, c in zip(names, columns)]
+    matrix = np.eye(len(names))
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            both = present[i] & present[j]
+            if both.all():
+                x, y = whole[i], whole[j]
+            elif method == "spearman":  # ranks among the rows the pair shares
+                x, y = _ranks(columns[i][both]), _ranks(columns[j][both])
+            else:
+                x, y = columns[i][both], columns[j][both]
+            matrix[i, j] = matrix[j, i] = _pearson(x, y)
+    for i, column in enumerate(columns):
+        seen = column[present[i]]
+        if seen.size < 2 or seen.min() == seen.max():
+            matrix[i, i] = np.nan  # a constant column correlates with nothing
+    return pd.DataFrame(matrix, index=names, columns=names)
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share their mean rank), NaN kept in place."""
+    return _sorted_and_ranks(values)[1]
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    if x.size < 2:
+        return float("nan")
+    x, y = x - x.mean(), y - y.mean()
+    denominator = np.sqrt(np.dot(x, x) * np.dot(y, y))
+    return float(np.dot(x, y) / denominator) if denominator > 0 else float("nan")

@@ -107,6 +107,24 @@ class _Column:
     def continuous(self) -> bool:
         return self.sdtype in CONTINUOUS
 
+    def bins(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Both tables' own-range bins (1 to 11) as codes of a pair's contingency table."""
+        if not hasattr(self, "_binned"):
+            self._binned = (_own_bins(self.real), _own_bins(self.synthetic), 12)
+        return self._binned
+
+    def constant(self) -> bool:
+        """Whether either table holds one value only (missing values aside)."""
+        if not hasattr(self, "_constant"):
+            self._constant = _constant(self.real) or _constant(self.synthetic)
+        return self._constant
+
+    def codes(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Both tables' values as codes of one factorisation (missing a code too)."""
+        if not hasattr(self, "_coded"):
+            self._coded = _codes(self.real, self.synthetic)
+        return self._coded
+
 
 def _columns(real: pd.DataFrame, synthetic: pd.DataFrame, metadata: Mapping
              ) -> dict[str, _Column]:
@@ -207,9 +225,9 @@ def _own_bins(values: np.ndarray) -> np.ndarray:
 
 
 def _constant(values) -> bool:
-    import pandas as pd
-
-    return pd.Series(values).nunique() == 1
+    values = np.asarray(values, dtype=np.float64)
+    present = values[~np.isnan(values)]
+    return bool(present.size) and bool(present.min() == present.max())
 
 
 def _cramers_v(counts: np.ndarray) -> float:
@@ -234,7 +252,7 @@ def _pair_trend(first: _Column, second: _Column, real_rows: int, synthetic_rows:
                 else "ContingencySimilarity", **row, "Meets Threshold?": None}
     if first.continuous and second.continuous:
         row["Metric"] = "CorrelationSimilarity"
-        if any(_constant(v) for c in (first, second) for v in (c.real, c.synthetic)):
+        if first.constant() or second.constant():
             row["Meets Threshold?"] = None  # SDMetrics' ConstantInputError
             return row
         real = _pearson(first.real, second.real)
@@ -248,8 +266,7 @@ def _pair_trend(first: _Column, second: _Column, real_rows: int, synthetic_rows:
         return row
     row["Metric"] = "ContingencySimilarity"
     (a_real, a_synth, a_size), (b_real, b_synth, b_size) = (
-        _codes(_own_bins(c.real), _own_bins(c.synthetic)) if c.continuous
-        else _codes(c.real, c.synthetic) for c in (first, second))
+        c.bins() if c.continuous else c.codes() for c in (first, second))
     counts_real = np.bincount(a_real * b_size + b_real, minlength=a_size * b_size)
     counts_synth = np.bincount(a_synth * b_size + b_synth, minlength=a_size * b_size)
     association = _cramers_v(counts_real.reshape(a_size, b_size).astype(np.float64))
@@ -269,15 +286,18 @@ def _mean(values) -> float:
 
 
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, metadata: Mapping,
-                   *, thresholds: bool = True) -> ScoreReport:
+                   *, thresholds: bool = True, ks: Mapping[str, float] | None = None
+                   ) -> ScoreReport:
     """SDMetrics' Quality Report (see the module docstring); ``thresholds=False`` scores
-    every pair and averages them all."""
+    every pair and averages them all. ``ks``: numeric columns' KS distances where already
+    computed (:mod:`dpgm.evaluation.numeric`; the same statistic, without SDMetrics'
+    rounding to 14 decimals, which can only merge values closer than that)."""
     columns = _columns(real, synthetic, metadata)
     shapes = []
     for name, column in columns.items():
         if column.continuous:
-            score = (float("nan") if column.error else
-                     ks_complement(column.real, column.synthetic))
+            score = (float("nan") if column.error else 1.0 - ks[name] if ks and name in ks
+                     else ks_complement(column.real, column.synthetic))
             shapes.append({"Column": name, "Metric": "KSComplement", "Score": score})
         else:
             shapes.append({"Column": name, "Metric": "TVComplement",
@@ -390,9 +410,13 @@ def k_marginal(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
     for a, b in pairs:
         ar, as_, ak, amr, ams = coded[a]
         br, bs, bk, bmr, bms = coded[b]
-        keep_r, keep_s = ~(amr | bmr), ~(ams | bms)
-        counts_r = np.bincount(ar[keep_r] * bk + br[keep_r], minlength=ak * bk)
-        counts_s = np.bincount(as_[keep_s] * bk + bs[keep_s], minlength=ak * bk)
+        cells_r, cells_s = ar * bk + br, as_ * bk + bs
+        if amr.any() or bmr.any():  # rows missing either value are not counted
+            cells_r = cells_r[~(amr | bmr)]
+        if ams.any() or bms.any():
+            cells_s = cells_s[~(ams | bms)]
+        counts_r = np.bincount(cells_r, minlength=ak * bk)
+        counts_s = np.bincount(cells_s, minlength=ak * bk)
         total += float(np.abs(counts_r / len(real) - counts_s / len(synthetic)).sum())
     return (2.0 - total / len(pairs)) * 500.0
 
@@ -404,8 +428,6 @@ def sdnist_bins(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np
     whose largest real value it does not exceed (the last bin above them all); missing
     values are −1. As in SDNist, where no real value falls in bin 0, synthetic values at
     or below 0 keep their own value."""
-    from scipy.stats import rankdata
-
     real = np.asarray(real, dtype=np.float64)
     synthetic = np.asarray(synthetic, dtype=np.float64)
     out_real = np.full(real.shape, -1, dtype=np.int64)
@@ -415,11 +437,14 @@ def sdnist_bins(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np
     values_s = np.trunc(synthetic[present_s]).astype(np.int64)
     if not values_r.size:
         return out_real, out_synth
-    rank = rankdata(values_r, method="average") / values_r.size
-    bins_r = np.where(rank < 1, np.floor(20 * rank), 19).astype(np.int64)
+    # each distinct value's average rank (pandas' rank(pct=True)): ties share the mean
+    distinct, inverse, counts = np.unique(values_r, return_inverse=True, return_counts=True)
+    rank = (np.cumsum(counts) - (counts - 1) / 2.0) / values_r.size
+    bins = np.where(rank < 1, np.floor(20 * rank), 19).astype(np.int64)
+    bins_r = bins[inverse]
     bins_s = values_s.copy()  # a value no rule below takes keeps itself, as in SDNist
-    found = np.unique(bins_r)
-    tops = np.array([values_r[bins_r == b].max() for b in found])
+    found, last = np.unique(bins[::-1], return_index=True)  # bins rise with the values:
+    tops = distinct[len(distinct) - 1 - last]  # each bin's largest value
     below = 0
     for b, top in zip(found, tops):
         if b == 0:
@@ -435,20 +460,21 @@ def sdnist_bins(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np
     return out_real, out_synth
 
 
-def tables_for_scores(real, synthetic, schema: Schema | None = None, frames=None
-                      ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+def tables_for_scores(real, synthetic, schema: Schema | None = None, frames=None,
+                      values=None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Two encoded data sets as the tables the scores read, and their metadata: each
     categorical attribute by its labels (a pandas categorical of the public labels, so
     both tables have one dtype), each numeric or datetime column of ``schema`` in its
     original units where the raw tables ``frames`` are given (numbers as floats, dates
-    as datetime64), else by its bins (categorical)."""
+    as datetime64; ``values``: their :func:`~dpgm.evaluation.numeric.numeric_values`
+    where already read), else by its bins (categorical)."""
     import pandas as pd
 
     from dpgm.evaluation.numeric import numeric_values
 
     domain = real.domain
-    numbers = None
-    if schema is not None and frames is not None:
+    numbers = values
+    if numbers is None and schema is not None and frames is not None:
         numbers = [numeric_values(frame, schema) for frame in frames]
     tables: list[dict[str, Any]] = [{}, {}]
     columns = {}

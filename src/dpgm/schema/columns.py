@@ -65,7 +65,7 @@ def missing_values(values: pd.Series, labels: Sequence[object] = ()) -> np.ndarr
     missing = np.asarray(pd.isna(values), dtype=bool) & ~text
     if text.any():
         absent = parse.missing_texts(labels)
-        inverse, uniques = pd.factorize(values[text].astype(object))
+        inverse, uniques = pd.factorize(values[text])  # each distinct text judged once
         blank = np.array([parse.is_missing_text(u, absent) for u in uniques], dtype=bool)
         missing[np.flatnonzero(text)[blank[inverse]]] = True
     return missing
@@ -92,9 +92,14 @@ def typed_numbers(values: pd.Series) -> np.ndarray:
 def read_numbers(values: pd.Series) -> np.ndarray:
     """Values that are not missing as numbers, each on its own (text by
     :data:`dpgm.schema.parse.NUMBER`); NaN where one is not a number."""
+    import pandas as pd
+
     text = text_values(values)
     numbers = np.empty(len(values), dtype=np.float64)
-    numbers[text] = parse.numbers(np.array([parse.strip(v) for v in values[text]], dtype=object))
+    if text.any():  # each distinct text read once (on its own all the same)
+        inverse, uniques = pd.factorize(values[text])
+        numbers[text] = parse.numbers(np.array([parse.strip(v) for v in uniques],
+                                               dtype=object))[inverse]
     numbers[~text] = typed_numbers(values[~text])
     return numbers
 
