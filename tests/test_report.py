@@ -17,8 +17,9 @@ from dpgm.report import build_report, evaluate
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
-@pytest.fixture
-def run(tmp_path):
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("report")
     data = tmp_path / "raw.csv"
     raw_table(300).to_csv(data, index=False)
     holdout = tmp_path / "holdout.csv"

@@ -237,6 +237,7 @@ def evaluate(
     utility: Utility | None = None,
     model: Any = None,
     title: str = "dpgm: synthetic data report",
+    progress: Any = None,
 ) -> Evaluation:
     """Evaluate ``synthetic`` against ``real``: encoded data sets, or raw DataFrames with
     their public ``schema`` (read by its rules, numbers compared in original units).
@@ -245,7 +246,8 @@ def evaluate(
     the scores); ``numeric``, ``copies`` and ``utility`` are checks already run
     (:mod:`dpgm.evaluation`); ``model``, the model the synthetic records came from, adds
     its error bars to the histograms where it keeps its measurements (post-processing:
-    free). ``ways`` are the sizes of the marginals whose mean TV error is given.
+    free; ``progress`` as mechanisms take it shows its bootstrap, where one is needed).
+    ``ways`` are the sizes of the marginals whose mean TV error is given.
     """
     from dpgm.evaluation import mean_tv
     from dpgm.evaluation.scores import (
@@ -296,7 +298,7 @@ def evaluate(
         from dpgm.models.uncertainty import has_error_bars, standard_errors
 
         if has_error_bars(model):
-            found = standard_errors(model, [[a] for a in attrs], rng=0)
+            found = standard_errors(model, [[a] for a in attrs], rng=0, progress=progress)
             share_errors = {a: e / model.total for a, e in zip(attrs, found)}
     return Evaluation(
         columns=attrs, real_rows=len(real), synthetic_rows=len(synthetic), quality=quality,

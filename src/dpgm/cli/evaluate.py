@@ -73,7 +73,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     evaluation = evaluate(real, synthetic, schema=schema, frames=frames, ways=args.ways,
                           workload=workload, ledger=ledger, copies=copies, utility=utility,
-                          model=model)
+                          model=model, progress=True)
     numeric = _print_numeric(schema, frames, evaluation.numeric)
     if workload is not None:
         print(f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): "
