@@ -384,3 +384,14 @@ def test_import_dpgm_loads_no_subpackage_until_one_is_used():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_evaluate_compares_up_to_three_way_as_far_as_the_columns_go(tmp_path, capsys):
+    small = Domain(["a", "b"], [2, 3])
+    (tmp_path / "domain.json").write_text(json.dumps(small.to_dict()))
+    data = Dataset(np.random.default_rng(0).integers(0, 2, size=(50, 2)), small)
+    data.save(tmp_path / "data.csv")
+    assert main(["evaluate", str(tmp_path / "data.csv"), str(tmp_path / "data.csv"),
+                 "--domain", str(tmp_path / "domain.json")]) == 0
+    out = capsys.readouterr().out
+    assert "2-way marginals: 0" in out and "3-way" not in out

@@ -58,7 +58,7 @@ def test_save_then_answer_with_the_data_file_deleted(raw, tmp_path, capsys):
     assert "privacy spent" not in capsys.readouterr().out  # nothing more was spent
 
     assert main(["model", "query", str(model), "P(sex | job=nurse)", "--json", "--seed", "2",
-                 "--replicates", "5"]) == 0
+                 "--bootstrap", "5"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["assignment"]["sex"] for r in rows] == ["F", "M", None]
     assert sum(r["probability"] for r in rows) == pytest.approx(1.0)

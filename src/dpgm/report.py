@@ -81,7 +81,7 @@ class Evaluation:
     columns: list[str]
     real_rows: int
     synthetic_rows: int
-    #: the standard scores (None where the records were counted outside memory)
+    #: the standard scores (from counts where the records are counted outside memory)
     quality: ScoreReport | None
     diagnostic: ScoreReport | None
     k_marginal: float | None
@@ -98,8 +98,9 @@ class Evaluation:
     utility: Utility | None = None
     copies: CopyChecks | None = None
     ledger: Mapping[str, Any] | None = None
-    #: the model's standard error of each column's share of records (None: no model)
-    share_errors: dict[str, np.ndarray] | None = None
+    #: the model's standard error of each column's share of records (None: no model; a
+    #: column's None: the model did not measure it directly)
+    share_errors: Mapping[str, np.ndarray | None] | None = None
     title: str = "dpgm: synthetic data report"
 
     # -- words -------------------------------------------------------------------------
@@ -135,8 +136,9 @@ class Evaluation:
                        "labels": self.labels[name],
                        "real_share": self.real_shares[name].tolist(),
                        "synthetic_share": self.synthetic_shares[name].tolist(),
-                       "model_standard_error": None if self.share_errors is None else
-                       self.share_errors[name].tolist()}
+                       "model_standard_error": None if self.share_errors is None
+                       or self.share_errors.get(name) is None
+                       else self.share_errors[name].tolist()}
                 for name in self.columns},
             "pairs": [{"columns": list(pair), "tv_error": e}
                       for pair, e in self.worst_pairs(None)],
@@ -236,8 +238,8 @@ def evaluate(
     copies: CopyChecks | None = None,
     utility: Utility | None = None,
     model: Any = None,
+    share_errors: Mapping[str, np.ndarray | None] | None = None,
     title: str = "dpgm: synthetic data report",
-    progress: Any = None,
 ) -> Evaluation:
     """Evaluate ``synthetic`` against ``real``: encoded data sets, or raw DataFrames with
     their public ``schema`` (read by its rules, numbers compared in original units).
@@ -246,7 +248,8 @@ def evaluate(
     the scores); ``numeric``, ``copies`` and ``utility`` are checks already run
     (:mod:`dpgm.evaluation`); ``model``, the model the synthetic records came from, adds
     its error bars to the histograms where it keeps its measurements (post-processing:
-    free; ``progress`` as mechanisms take it shows its bootstrap, where one is needed).
+    free: the analytic standard errors of the columns it measured directly), or
+    ``share_errors`` gives them ({column: each share's standard error, or None}).
     ``ways`` are the sizes of the marginals whose mean TV error is given.
     """
     from dpgm.evaluation import mean_tv
@@ -293,13 +296,13 @@ def evaluate(
         if workload is not None:
             workload_error = workload.error(real, synthetic)
             workload_errors = marginal_errors(real, synthetic, workload.cliques)
-    share_errors = None
-    if model is not None:  # the released model's own error: no records read
-        from dpgm.models.uncertainty import has_error_bars, standard_errors
+    if share_errors is None and model is not None:  # the model's own error: no records
+        from dpgm.models.uncertainty import analytic_errors, has_error_bars
 
         if has_error_bars(model):
-            found = standard_errors(model, [[a] for a in attrs], rng=0, progress=progress)
-            share_errors = {a: e / model.total for a, e in zip(attrs, found)}
+            found = analytic_errors(model, [[a] for a in attrs])
+            share_errors = {a: None if e is None else e / model.total
+                            for a, e in zip(attrs, found)}
     return Evaluation(
         columns=attrs, real_rows=len(real), synthetic_rows=len(synthetic), quality=quality,
         diagnostic=diagnostic, k_marginal=k_score, labels=labels, real_shares=real_shares,
@@ -357,7 +360,8 @@ def _histogram(report: Evaluation, attr: str) -> str:
     figure, axes = plt.subplots(figsize=(4.6, 2.8), layout="constrained")
     x = np.arange(len(labels))
     axes.bar(x - 0.2, p, 0.4, label="real", color="#4c72b0")
-    error = None if report.share_errors is None else 1.96 * report.share_errors[attr]
+    error = None if report.share_errors is None or report.share_errors.get(attr) is None \
+        else 1.96 * report.share_errors[attr]
     axes.bar(x + 0.2, q, 0.4, label="synthetic" if error is None else
              "synthetic (model's 95% interval)", color="#dd8452", yerr=error,
              error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#333"})
@@ -505,7 +509,8 @@ def _columns_section(report: Evaluation, plots: bool) -> list[str]:
     parts = ["<h2>Columns: real and synthetic</h2>"]
     if report.share_errors is not None:
         parts.append("<p>Error bars: the model's 95% interval of each share (±1.96 standard "
-                     "errors, from the noise of its measurements).</p>")
+                     "errors, from the noise of its measurements), on the columns it "
+                     "measured directly.</p>")
     if plots:
         parts.append("<div class='grid'>")
         parts += [_histogram(report, a) for a in report.columns]

@@ -177,3 +177,43 @@ def test_every_kind_of_query_and_the_zeros_survive_a_model_file(tmp_path):
             archive.writestr(name, content)
     with pytest.raises(ModelFileError, match="4 values for 3 cells"):
         dpgm.load(tmp_path / "bad.dpgm")
+
+
+def test_an_l1_fit_is_bootstrapped_and_settings_survive_a_file(tmp_path):
+    """The analytic error is least squares': an L1 fit goes to the bootstrap. A float
+    max_cells is kept as a whole number, so the file reads back."""
+    import dpgm
+    from dpgm.models.uncertainty import analytic_errors
+
+    rng = np.random.default_rng(3)
+    data = _data(rng, 3_000)
+    model = estimate(DOMAIN, _measure(data, rng), iters=50, loss="l1", max_cells=1e6)
+    assert analytic_errors(model, [("a",)]) == [None]
+    with pytest.raises(ParameterError, match="not least squares"):
+        standard_error(model, ("a",), method="analytic")
+    assert standard_error(model, ("a",), replicates=3, rng=1).shape == (3,)
+    model.save(tmp_path / "m.dpgm")
+    assert dpgm.load(tmp_path / "m.dpgm").measured.options["max_cells"] == 1_000_000
+
+
+def test_a_model_without_measurements_is_written_as_format_1(tmp_path):
+    import json
+    import zipfile
+
+    from dpgm import MarkovRandomField
+
+    MarkovRandomField(DOMAIN, {("a", "b"): np.zeros((3, 4))}, 100.0).save(tmp_path / "m.dpgm")
+    with zipfile.ZipFile(tmp_path / "m.dpgm") as archive:
+        assert json.loads(archive.read("model.json"))["version"] == 1
+
+
+def test_many_overlapping_cliques_decompose_in_bounded_memory():
+    """A chain of 150 binary columns (150 measured pairs): the constraints are gathered as
+    CᵀC, never as one row per overlap of every pair."""
+    domain = Domain([f"x{i}" for i in range(150)], [2] * 150)
+    rng = np.random.default_rng(0)
+    pairs = [(f"x{i}", f"x{i + 1}") for i in range(149)]
+    measurements = [Measurement(p, 250 + rng.normal(0, 5, 4), 5.0) for p in pairs]
+    model = estimate(domain, measurements, iters=5)
+    error = standard_error(model, ("x7",), method="analytic")
+    assert error.shape == (2,) and np.all(error > 0)

@@ -37,7 +37,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     outputs = _report_paths(args)
     ledger = _read_ledger(args.ledger)  # a file that is no ledger is refused before reading
     _check_model(model, domain)
+    share_errors = _model_errors(model)  # the model's own: no record read
     _check_target(args, domain)
+    if args.ways is None:  # 1-, 2- and 3-way, as far as the columns go
+        args.ways = [w for w in (1, 2, 3) if w <= len(domain)]
     for ways in args.ways:
         if not 1 <= ways <= len(domain):
             raise ParameterError(f"--ways must be between 1 and {len(domain)}, got {ways}")
@@ -53,6 +56,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(NOT_PRIVATE_NOTE, file=sys.stderr)
     paths = (args.real, args.synthetic)
     engines = [choose_engine(args, schema, path) for path in paths]
+    if args.holdout is not None and set(engines) != {"numpy"}:
+        raise ParameterError("--holdout compares records in memory: run with --engine numpy")
     frames = _raw_tables(paths, schema, engines)  # read once: counted and compared as numbers
     if frames is not None:
         from dpgm.privacy.quiet import on_records
@@ -73,7 +78,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     evaluation = evaluate(real, synthetic, schema=schema, frames=frames, ways=args.ways,
                           workload=workload, ledger=ledger, copies=copies, utility=utility,
-                          model=model, progress=True)
+                          share_errors=share_errors)
     numeric = _print_numeric(schema, frames, evaluation.numeric)
     if workload is not None:
         print(f"workload error ({len(workload)} sub-workloads, Sec. 5.1 of Private-PGM): "
@@ -100,6 +105,22 @@ def _read_model(args: argparse.Namespace):
     from dpgm.models import load
 
     return load(args.model)
+
+
+def _model_errors(model):
+    """Each column's share's standard error where the model measured the column directly
+    (None for a column it did not; None for a model without measurements)."""
+    if model is None:
+        return None
+    from dpgm.models.uncertainty import analytic_errors, has_error_bars
+
+    if not has_error_bars(model):
+        say("--model keeps no measurements (an earlier dpgm, or a model not estimated "
+            "from noisy marginals): no error bars")
+        return None
+    attrs = list(model.domain.attrs)
+    found = analytic_errors(model, [[a] for a in attrs])
+    return {a: None if e is None else e / model.total for a, e in zip(attrs, found)}
 
 
 def _check_model(model, domain) -> None:
@@ -137,12 +158,9 @@ def _holdout(args: argparse.Namespace, schema, domain, real, synthetic, frames):
     without --holdout)."""
     if args.holdout is None:
         return None
-    from dpgm.dataset import Dataset, read_raw_table
-    from dpgm.errors import ParameterError
+    from dpgm.dataset import read_raw_table
     from dpgm.privacy.quiet import on_records
 
-    if not (isinstance(real, Dataset) and isinstance(synthetic, Dataset)):
-        raise ParameterError("--holdout compares records in memory: run with --engine numpy")
     if frames is None:
         return load_records(args.holdout, schema, domain, "numpy", args.max_memory), None
     with on_records():
@@ -316,8 +334,8 @@ def add_commands(commands) -> None:
         "--ways",
         type=positive_count,
         nargs="+",
-        default=[1, 2, 3],
-        help="sizes of the marginals compared (default: 1 2 3)",
+        default=None,
+        help="sizes of the marginals compared (default: 1 2 3, as far as the columns go)",
     )
     evaluate.add_argument(
         "--workload",
@@ -340,8 +358,9 @@ def add_commands(commands) -> None:
         help="what --report writes: the page, its numbers as JSON, or both (default: both)")
     evaluate.add_argument(
         "--model", default=None, metavar="MODEL.dpgm",
-        help="the model the synthetic records came from (synth --save-model): error bars "
-        "from its measurements on the histograms (default: none)")
+        help="the model the synthetic records came from (synth --save-model): its schema "
+        "reads the tables, and its measurements give error bars on the histograms of "
+        "the columns it measured (default: none)")
     evaluate.add_argument(
         "--ledger", default=None, help="the ledger synth --ledger wrote (default: none)"
     )

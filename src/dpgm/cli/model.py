@@ -117,6 +117,16 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def replicates(text: str) -> int:
+    """--bootstrap N: at least 2 replicates (a spread needs two)."""
+    from dpgm.cli.common import positive_count
+
+    count = positive_count(text)
+    if count < 2:
+        raise argparse.ArgumentTypeError("needs at least 2 replicates")
+    return count
+
+
 # -- query and map ----------------------------------------------------------------------------
 def _query(args: argparse.Namespace) -> int:
     from dpgm.models.uncertainty import has_error_bars
@@ -127,11 +137,27 @@ def _query(args: argparse.Namespace) -> int:
     table = model.conditional_table(variables, given)
     errors = None
     if has_error_bars(model):  # from the released measurements: free
-        _, error = model.with_error(variables, given, replicates=args.replicates,
-                                    rng=args.seed, progress=True)
-        errors = error.ravel() / model.total
+        errors = _standard_errors(model, variables, given, args)
     print_conditional(table, variables, evidence, args.json, errors)
     return 0
+
+
+def _standard_errors(model, variables, given, args: argparse.Namespace):
+    """Each answer's standard error (a probability): analytic where the model measured the
+    variables directly; else from --bootstrap N re-estimations, or None without it."""
+    from dpgm.models.uncertainty import analytic_errors, standard_error
+
+    if not given:
+        found = analytic_errors(model, [variables])[0]
+        if found is not None:
+            return found.ravel() / model.total
+    if args.bootstrap is None:
+        say("no standard error: the model did not measure this directly; --bootstrap N "
+            "gives one from N re-estimations (free, but slow on large models)")
+        return None
+    error = standard_error(model, variables, given, method="bootstrap",
+                           replicates=args.bootstrap, rng=args.seed, progress=True)
+    return error.ravel() / model.total
 
 
 def _map(args: argparse.Namespace) -> int:
@@ -181,13 +207,14 @@ def add_commands(commands, *, seed, positive_count, memory_size) -> None:
     query.add_argument("model", help="the model file (.dpgm)")
     query.add_argument("query", help='e.g. "P(income | sex=F, age=30-39)" (evidence optional)')
     query.add_argument(
-        "--replicates", type=positive_count, default=50,
-        help="bootstrap replicates for the standard error of a marginal that was not "
-        "measured directly (default: 50)")
+        "--bootstrap", type=replicates, default=None, metavar="N",
+        help="standard errors that the model's measurements do not give directly "
+        "(conditional or unmeasured answers) from N re-estimations, e.g. 50 (default: none)")
     query.add_argument("--seed", type=seed, default=None,
                        help="seed of the bootstrap's noise (default: fresh)")
     query.add_argument("--json", action="store_true",
-                       help='print [{"assignment": {...}, "probability": p}, ...]')
+                       help='print [{"assignment": {...}, "probability": p, '
+                       '"standard_error": s or null}, ...]')
     query.set_defaults(run=_query)
 
     best = sub.add_parser("map", help=f"the most probable values given evidence; {FREE}",

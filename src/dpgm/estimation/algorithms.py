@@ -451,6 +451,6 @@ def estimate(
     if isinstance(loss, str):  # the settings that estimate it again (error bars)
         model.measured = MeasuredFit(measurements, {
             "method": method, "loss": loss, "iters": iters, "step_size": step_size,
-            "inference": inference, "max_cells": max_cells, "total": given_total,
+            "inference": inference, "max_cells": int(max_cells), "total": given_total,
             "cliques": [list(c) for c in cliques]}, zeros)
     return model

@@ -35,7 +35,7 @@ dpgm schema or domain.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
@@ -44,7 +44,9 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import ArrayLike
 
+    from dpgm.dataset import CountingSource, Dataset
     from dpgm.schema import Schema
 
 CONTINUOUS = ("numerical", "datetime")
@@ -71,6 +73,8 @@ class ScoreReport:
     details: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready values (NaN as null)."""
+
         def plain(value: Any) -> Any:
             return None if isinstance(value, float) and np.isnan(value) else value
 
@@ -80,7 +84,7 @@ class ScoreReport:
                             for k, rows in self.details.items()}}
 
 
-def metadata_for(schema: Schema | None, attrs) -> dict[str, Any]:
+def metadata_for(schema: Schema | None, attrs: Iterable[str]) -> dict[str, Any]:
     """SDMetrics metadata for a dpgm schema (numeric → numerical, datetime → datetime,
     categorical → categorical) or, without one, for coded attributes (all categorical)."""
     kinds = {"numeric": "numerical", "datetime": "datetime", "categorical": "categorical"}
@@ -191,7 +195,7 @@ def ks_complement(real: np.ndarray, synthetic: np.ndarray) -> float:
     return float(1.0 - max(np.clip(-gap.min(), 0, 1), gap.max()))
 
 
-def tv_complement(real, synthetic) -> float:
+def tv_complement(real: ArrayLike, synthetic: ArrayLike) -> float:
     """1 − the TV distance of two categorical columns, missing values dropped; a synthetic
     category the real column lacks counts 1e-6 in it (NaN if a side is empty)."""
     import pandas as pd
@@ -326,7 +330,7 @@ def boundary_adherence(real: np.ndarray, synthetic: np.ndarray) -> float:
     return float(np.mean((synthetic >= present.min()) & (synthetic <= present.max())))
 
 
-def category_adherence(real, synthetic) -> float:
+def category_adherence(real: ArrayLike, synthetic: ArrayLike) -> float:
     """The share of synthetic values that are categories of the real column; a missing
     value counts as one where the real column has missing values."""
     import pandas as pd
@@ -343,7 +347,7 @@ def category_adherence(real, synthetic) -> float:
     return float(np.mean(valid))
 
 
-def datetime_format_adherence(synthetic, form: str) -> float:
+def datetime_format_adherence(synthetic: ArrayLike, form: str) -> float:
     """The share of synthetic values that are missing or read by ``form`` (NaN where the
     values are already dates, as SDMetrics gives)."""
     import pandas as pd
@@ -460,8 +464,10 @@ def sdnist_bins(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np
     return out_real, out_synth
 
 
-def tables_for_scores(real, synthetic, schema: Schema | None = None, frames=None,
-                      values=None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+def tables_for_scores(real: Dataset, synthetic: Dataset, schema: Schema | None = None,
+                      frames: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                      values: tuple[pd.DataFrame, pd.DataFrame] | None = None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Two encoded data sets as the tables the scores read, and their metadata: each
     categorical attribute by its labels (a pandas categorical of the public labels, so
     both tables have one dtype), each numeric or datetime column of ``schema`` in its
@@ -525,7 +531,8 @@ def sdnist_tables(real: pd.DataFrame, synthetic: pd.DataFrame, metadata: Mapping
     return pd.DataFrame(out[0]), pd.DataFrame(out[1])
 
 
-def scores_from_counts(real, synthetic) -> tuple[ScoreReport, ScoreReport, float]:
+def scores_from_counts(real: CountingSource, synthetic: CountingSource
+                       ) -> tuple[ScoreReport, ScoreReport, float]:
     """The Quality and Diagnostic reports and the k-marginal score of two coded data sets
     from their counts alone (any counting source: records in memory or on an engine),
     every attribute a categorical column of its labels, the missing label (None) a

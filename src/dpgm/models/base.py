@@ -187,7 +187,8 @@ class ModelBase:
         ``replicates``, ``rng``, ``progress``). Post-processing: free."""
         from dpgm.models.uncertainty import standard_error
 
-        error = standard_error(self, list(attrs), given, **options)
+        attrs = self.domain.check(attrs)  # a generator is read once
+        error = standard_error(self, attrs, given, **options)
         return self.marginal(attrs, given=given), error
 
     def marginal_table(self, attrs: Iterable[str], given: Mapping[str, object] | None = None

@@ -52,7 +52,8 @@ from dpgm.models.tables import TableModel
 
 FORMAT = "dpgm-model"
 #: the format this dpgm writes; it reads this one and every earlier one (2: a model
-#: estimated from measurements keeps them, for its error bars)
+#: estimated from measurements keeps them, for its error bars; a model without them is
+#: written as format 1)
 FORMAT_VERSION = 2
 METADATA = "model.json"
 #: the most bytes of metadata read (the cliques of a very large model fit far below it)
@@ -270,6 +271,8 @@ class _Measured:
         for j, attrs in enumerate(meta["zeros"]):
             clique = _cliques({"c": [attrs]}, "c", domain)[0]
             shapes[f"measured.zero.{j}"] = (_shape(domain, clique), "<i8")
+        if meta["options"].get("cliques"):  # the estimator's extra cliques, of this domain
+            _cliques(meta["options"], "cliques", domain)
         return shapes
 
     @classmethod
@@ -611,7 +614,10 @@ def save_model(model: ModelBase, path: str | PathLike[str]) -> None:
                                          else np.float64) for name, a in arrays.items()}
     domain = model.domain
     header = {
-        "format": FORMAT, "version": FORMAT_VERSION, "dpgm": __version__, "kind": kind,
+        # format 1 where the model keeps no measurements: earlier dpgm reads it too
+        "format": FORMAT, "version": FORMAT_VERSION if any(
+            name.startswith("measured.") or ".measured." in name for name in arrays) else 1,
+        "dpgm": __version__, "kind": kind,
         "domain": domain.to_json(),
         "schema": None if model.schema is None else model.schema.to_json(),
         "release": None if model.release is None else model.release.to_json(),

@@ -35,6 +35,7 @@ import numpy as np
 from dpgm._refit import ESTIMATORS
 from dpgm.errors import ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement
+from dpgm.models.base import Model
 from dpgm.models.compression import CompressedModel
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.models.refinement import RefinedModel
@@ -53,7 +54,7 @@ METHODS = ("auto", "analytic", "bootstrap")
 
 
 def standard_error(
-    model,
+    model: Model,
     attrs: Sequence[str],
     given: Mapping[str, object] | None = None,
     *,
@@ -73,7 +74,7 @@ def standard_error(
 
 
 def standard_errors(
-    model,
+    model: Model,
     marginals: Sequence[Sequence[str]],
     given: Mapping[str, object] | None = None,
     *,
@@ -87,24 +88,18 @@ def standard_errors(
     one_of("method", method, METHODS)
     replicates = integer("replicates", replicates, least=2)
     marginals = [model.domain.check(attrs) for attrs in marginals]
-    core = _core(model)
-    if core is None:
-        raise ParameterError(
-            f"this {type(model).__name__} keeps no measurements, so it has no error bars: "
-            "they come with models estimated from noisy marginals (Private-PGM: mst, aim, "
-            "mwem, …), fitted with this version of dpgm")
+    core = _require_core(model)
     if given and method == "analytic":
         raise ParameterError("a conditional marginal's error comes from the bootstrap")
     errors: list[np.ndarray | None] = [None] * len(marginals)
     if method != "bootstrap" and not given:
-        for k, attrs in enumerate(marginals):
-            variance = _direct_variance(model, attrs)
-            if variance is not None:
-                errors[k] = np.sqrt(variance)
-            elif method == "analytic":
-                raise ParameterError(
-                    f"the marginal on {list(attrs)} was not measured directly: its error "
-                    "comes from the bootstrap (method='bootstrap' or 'auto')")
+        errors = analytic_errors(model, marginals)
+        missing = [list(m) for m, e in zip(marginals, errors) if e is None]
+        if missing and method == "analytic":
+            raise ParameterError(
+                f"the marginal on {missing[0]} was not measured directly (or the fit's loss "
+                "is not least squares): its error comes from the bootstrap "
+                "(method='bootstrap' or 'auto')")
     rest = [k for k, e in enumerate(errors) if e is None]
     if rest:
         found = _bootstrap(model, core, [marginals[k] for k in rest], given, replicates,
@@ -114,12 +109,46 @@ def standard_errors(
     return errors
 
 
-def has_error_bars(model) -> bool:
+def analytic_errors(model: Model, marginals: Sequence[Sequence[str]]
+                    ) -> list[np.ndarray | None]:
+    """The analytic standard error of each marginal (see the module docstring), None for
+    one that was not measured directly or where the fit's loss is not least squares:
+    quick, with no re-estimation."""
+    core = _require_core(model)
+    marginals = [model.domain.check(attrs) for attrs in marginals]
+    if core.measured.options.get("loss", "l2") != "l2":
+        return [None] * len(marginals)
+    if core not in _FITS:
+        _FITS[core] = _LeastSquares(core)
+    squares = _FITS[core]
+    errors: list[np.ndarray | None] = []
+    for attrs in marginals:
+        if squares.too_large:
+            variance = _bound_variance(model, attrs)
+        else:
+            rows = _rows(model, attrs, squares)
+            variance = None if rows is None else squares.variance(rows)
+        errors.append(None if variance is None else
+                      np.sqrt(variance).reshape(model.domain.project(attrs).shape))
+    return errors
+
+
+def has_error_bars(model: Model) -> bool:
     """Whether ``model`` keeps the measurements its error bars come from."""
     return _core(model) is not None
 
 
-def _core(model) -> MarkovRandomField | None:
+def _require_core(model: Model) -> MarkovRandomField:
+    core = _core(model)
+    if core is None:
+        raise ParameterError(
+            f"this {type(model).__name__} keeps no measurements, so it has no error bars: "
+            "they come with models estimated from noisy marginals (Private-PGM: mst, aim, "
+            "mwem, …), fitted with this version of dpgm")
+    return core
+
+
+def _core(model: Model) -> MarkovRandomField | None:
     """The estimated model inside ``model`` that keeps its measurements, or None."""
     if isinstance(model, CompressedModel):
         return _core(model.compressed)
@@ -130,7 +159,7 @@ def _core(model) -> MarkovRandomField | None:
     return None
 
 
-def _with_core(model, core: MarkovRandomField):
+def _with_core(model: Model, core: MarkovRandomField) -> Model:
     """``model`` with its estimated model replaced by ``core`` (same wrappers, schema)."""
     if isinstance(model, CompressedModel):
         new = CompressedModel(model.compression, _with_core(model.compressed, core))
@@ -142,21 +171,50 @@ def _with_core(model, core: MarkovRandomField):
     return new
 
 
-def _direct_variance(model, attrs: tuple[str, ...]) -> np.ndarray | None:
-    """Each cell's variance where the marginal was measured directly (None where not),
-    through the wrappers' own maps: a compressed value's count is spread by fixed shares
-    (variance × share²), a refined bin is the sum of its digits' cells."""
+def _rows(model: Model, attrs: tuple[str, ...], squares: _LeastSquares
+          ) -> np.ndarray | None:
+    """Each cell of the marginal as a linear function of the measured tables (rows, in
+    the least-squares basis of ``squares``), through the wrappers' own maps: a compressed
+    value is its code's cell times its share; a refined bin sums its digits' cells. None
+    where a measured clique does not hold the marginal."""
     if isinstance(model, CompressedModel):
-        variance = _direct_variance(model.compressed, attrs)
+        inner = _rows(model.compressed, attrs, squares)
+        if inner is None:
+            return None
+        grid = np.indices(model.domain.project(attrs).shape).reshape(len(attrs), -1)
+        codes = [model.compression.mappings[a][grid[i]] for i, a in enumerate(attrs)]
+        cell = np.ravel_multi_index(codes, model.compressed.domain.project(attrs).shape)
+        share = np.prod([model.compression.shares(a)[grid[i]] for i, a in enumerate(attrs)],
+                        axis=0)
+        return share[:, None] * inner[cell]
+    if isinstance(model, RefinedModel):
+        digits = model.refinement.digits(attrs)
+        inner = _rows(model.split, digits, squares)
+        if inner is None:
+            return None
+        shape = model.split.domain.project(digits).shape
+        size = int(np.prod(shape))
+        joining = model.refinement.joined(attrs, np.eye(size).reshape(*shape, size))
+        return joining.reshape(-1, size) @ inner
+    return squares.rows(attrs)
+
+
+def _bound_variance(model: Model, attrs: tuple[str, ...]) -> np.ndarray | None:
+    """An upper bound of each cell's variance for models too large for the least-squares
+    covariance: the direct measurements' combination, through the wrappers' maps."""
+    if isinstance(model, CompressedModel):
+        variance = _bound_variance(model.compressed, attrs)
         if variance is None:
             return None
         shares = {a: model.compression.shares(a) ** 2 for a in attrs}
         return model.spread(attrs, variance, shares)
     if isinstance(model, RefinedModel):
         digits = model.refinement.digits(attrs)
-        variance = _direct_variance(model.split, digits)
-        return None if variance is None else model.refinement.joined(attrs, variance)
-    return _measured_variance(model, attrs)
+        variance = _bound_variance(model.split, digits)
+        # a sum of cells: the sum of their bounds' standard errors squared bounds it
+        return None if variance is None else np.square(
+            model.refinement.joined(attrs, np.sqrt(variance)))
+    return _direct_variance_bound(model.measured.measurements, model.domain, attrs)
 
 
 class _LeastSquares:
@@ -175,10 +233,11 @@ class _LeastSquares:
         self.cliques = cliques
         sizes = [domain.size(c) for c in cliques]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-        self.too_large = int(self.offsets[-1]) > GLS_CELLS
+        cells = int(self.offsets[-1])
+        self.too_large = cells > GLS_CELLS
         if self.too_large:
             return
-        information = np.zeros((self.offsets[-1], self.offsets[-1]))
+        information = np.zeros((cells, cells))
         for m in fit.measurements:
             k = self.home(m.clique)
             design = _summing(domain, cliques[k], m.clique)
@@ -187,22 +246,31 @@ class _LeastSquares:
             weights = np.broadcast_to(1.0 / np.square(m.std), m.values.shape)
             span = slice(self.offsets[k], self.offsets[k + 1])
             information[span, span] += design.T @ (weights[:, None] * design)
-        constraints = []
-        for i in range(len(cliques)):  # consistent on every overlap (the total where none)
+        # the constraints C x = 0, gathered as CᵀC (cells × cells, however many rows):
+        # tables agree where they share attributes, their totals agree (one chain links
+        # every clique to the first), and structural zeros stay zero
+        gram = np.zeros((cells, cells))
+
+        def constrain(rows: np.ndarray) -> None:
+            gram[...] += rows.T @ rows
+
+        for i in range(len(cliques)):
             for j in range(i + 1, len(cliques)):
                 shared = [a for a in cliques[i] if a in cliques[j]]
-                constraints.append(self.block(i, _summing(domain, cliques[i], shared))
-                                   - self.block(j, _summing(domain, cliques[j], shared)))
-        for zero in fit.zeros:  # structural zeros stay zero
+                if shared:
+                    constrain(self.block(i, _summing(domain, cliques[i], shared))
+                              - self.block(j, _summing(domain, cliques[j], shared)))
+            if i:
+                constrain(self.block(0, _summing(domain, cliques[0], []))
+                          - self.block(i, _summing(domain, cliques[i], [])))
+        for zero in fit.zeros:
             if any(set(zero.attrs) <= set(c) for c in cliques):
                 k = self.home(zero.attrs)
-                constraints.append(self.block(k, _summing(domain, cliques[k], zero.attrs)[
+                constrain(self.block(k, _summing(domain, cliques[k], zero.attrs)[
                     np.ravel(zero.mask)]))
-        self.free = np.eye(self.offsets[-1])
-        if constraints:
-            from scipy.linalg import null_space
-
-            self.free = null_space(np.vstack(constraints))
+        # the null space of C: the eigenvectors of CᵀC with eigenvalue 0
+        values, vectors = np.linalg.eigh(gram)
+        self.free = vectors[:, values <= 1e-9 * max(values.max(initial=0.0), 1.0)]
         self.values, self.vectors = np.linalg.eigh(self.free.T @ information @ self.free)
         self.seen = self.values > 1e-10 * max(self.values.max(initial=0.0), 1e-300)
 
@@ -214,36 +282,27 @@ class _LeastSquares:
         full[:, self.offsets[k]:self.offsets[k + 1]] = rows
         return full
 
-    def variance(self, attrs: tuple[str, ...]) -> np.ndarray | None:
-        """Each cell's variance on ``attrs``; None where a part of them is in a direction
-        no measurement sees (a merged value's share of its code, say)."""
+    def rows(self, attrs: tuple[str, ...]) -> np.ndarray | None:
+        """The marginal's cells as rows in the basis of the decomposition (None where no
+        measured clique holds ``attrs``)."""
+        if not any(set(attrs) <= set(c) for c in self.cliques):
+            return None
         k = self.home(attrs)
-        answer = self.block(k, _summing(self.domain, self.cliques[k], attrs)) @ self.free
-        answer = answer @ self.vectors
-        if np.abs(answer[:, ~self.seen]).max(initial=0.0) > 1e-8 * np.abs(answer).max(
+        return self.block(k, _summing(self.domain, self.cliques[k], attrs)) @ (
+            self.free @ self.vectors)
+
+    def variance(self, rows: np.ndarray) -> np.ndarray | None:
+        """Each row's variance; None where a row has a part in a direction no measurement
+        sees (a merged value's share of its code, say)."""
+        if np.abs(rows[:, ~self.seen]).max(initial=0.0) > 1e-8 * np.abs(rows).max(
                 initial=1.0):
             return None
-        variance = np.sum(answer[:, self.seen] ** 2 / self.values[self.seen], axis=1)
-        return np.maximum(variance, 0.0).reshape(self.domain.project(attrs).shape)
+        return np.maximum(np.sum(rows[:, self.seen] ** 2 / self.values[self.seen], axis=1),
+                          0.0)
 
 
 #: each model's decomposed least-squares fit, made on its first error bar
 _FITS: WeakKeyDictionary = WeakKeyDictionary()
-
-
-def _measured_variance(model: MarkovRandomField, attrs: tuple[str, ...]) -> np.ndarray | None:
-    """Each cell's variance of the least-squares estimate of the measured cliques' tables,
-    held consistent with one another (and with the structural zeros), on ``attrs``; None
-    where no measurement holds ``attrs`` or the tables do not tell it."""
-    fit = model.measured
-    if not any(set(attrs) <= set(m.clique) for m in fit.measurements):
-        return None
-    if model not in _FITS:
-        _FITS[model] = _LeastSquares(model)
-    squares = _FITS[model]
-    if squares.too_large:
-        return _direct_variance_bound(fit.measurements, model.domain, attrs)
-    return squares.variance(attrs)
 
 
 def _direct_variance_bound(measurements: Sequence[Measurement], domain, attrs: tuple[str, ...]
@@ -283,7 +342,7 @@ def _dense(query) -> np.ndarray:
     return np.asarray(query, dtype=np.float64)
 
 
-def _bootstrap(model, core: MarkovRandomField, marginals: list[tuple[str, ...]],
+def _bootstrap(model: Model, core: MarkovRandomField, marginals: list[tuple[str, ...]],
                given: Mapping[str, object] | None, replicates: int,
                rng: np.random.Generator, reporter: Reporter) -> list[np.ndarray]:
     """The spread of the marginals over models estimated from measurements drawn again."""
@@ -293,10 +352,9 @@ def _bootstrap(model, core: MarkovRandomField, marginals: list[tuple[str, ...]],
         raise ParameterError(f"no estimator {fit.estimator!r} is registered to estimate "
                              "the model again")
     options = dict(fit.options)
+    options["iters"] = min(options.get("iters", BOOTSTRAP_ITERS), BOOTSTRAP_ITERS)
     if options.get("inference", "exact") == "exact":
-        # from the fit, which the noise moves little: fewer iterations reach the new optimum
-        options["warm_start"] = core
-        options["iters"] = min(options.get("iters", BOOTSTRAP_ITERS), BOOTSTRAP_ITERS)
+        options["warm_start"] = core  # from the fit, which the noise moves little
     expected = [(m, m.answer(core.marginal(m.clique))) for m in fit.measurements]
     step = reporter.steps(replicates, "bootstrap replicates")
     answers: list[list[np.ndarray]] = [[] for _ in marginals]
