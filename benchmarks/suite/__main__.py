@@ -1,0 +1,178 @@
+"""DP synthesizers head to head: ``python -m benchmarks.suite [--quick]`` (run by hand).
+
+For each table (``tables.py``), seed and ε: the table is split into training records and a
+20% holdout (the seed's split, the same for every system); each system reads the training
+part as raw values with the table's public schema, in a fresh process with a time budget
+(``--budget``, 30 minutes), and writes as many synthetic records; the metrics
+(``metrics.py``) compare them with the training records, and utility is scored on the
+holdout. Time and peak memory are the system's own (its process). A system that fails or
+runs out of its budget is reported as such.
+
+Systems: ``dpgm-aim`` and ``dpgm-mst`` (``run_dpgm.py``); a peer runs where its venv is
+named (``--peer NAME=PYTHON``, e.g. ``dpmm=/path/to/dpmm-venv/bin/python`` runs
+``benchmarks/peers/run_dpmm.py`` for AIM and MST).
+
+``--quick``: one seed, ε = 1, adult and diamonds, dpgm's systems and the named peers.
+Prints the table (mean ± standard error over seeds) and writes every run to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.suite import metrics, tables
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE.parent / "peers"
+HOLDOUT = 0.2
+DELTA = 1e-9
+EPSILONS = (0.3, 1.0, 3.0)
+SEEDS = (0, 1, 2, 3, 4)
+SHOWN = ("tv1", "tv2", "tv3", "workload", "gb_accuracy", "lr_accuracy", "total_s",
+         "peak_rss_mib")
+
+
+def systems(peers: dict[str, str]) -> dict[str, list[str]]:
+    """Each system's command (without its per-run arguments)."""
+    found = {f"dpgm-{m}": [sys.executable, str(HERE / "run_dpgm.py"), "--mechanism", m]
+             for m in ("aim", "mst")}
+    for name, python in peers.items():
+        script = PEERS / f"run_{name}.py"
+        if not script.exists():
+            raise SystemExit(f"no runner {script} for the peer {name}")
+        for m in ("aim", "mst"):
+            found[f"{name}-{m}"] = [python, str(script), "--mechanism", m]
+    return found
+
+
+def split(frame, seed: int):
+    to_holdout = np.random.default_rng(10_000 + seed).random(len(frame)) < HOLDOUT
+    return frame[~to_holdout].reset_index(drop=True), frame[to_holdout].reset_index(drop=True)
+
+
+def run_one(command: list[str], train_csv: Path, spec: Path, epsilon: float, seed: int,
+            out: Path, budget: float) -> dict:
+    """One system's run in its own process: its JSON line, or why it has none."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([*command, "--data", str(train_csv), "--spec", str(spec),
+                               "--epsilon", str(epsilon), "--delta", str(DELTA),
+                               "--seed", str(seed), "--out", str(out)],
+                              capture_output=True, text=True, timeout=budget)
+    except subprocess.TimeoutExpired:
+        return {"status": f"out of its {budget / 60:g}-minute budget"}
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return {"status": f"failed: {last[:200]}"}
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report["status"] = "ok"
+    report["wall_s"] = time.perf_counter() - started
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tables", nargs="+", default=list(tables.TABLES))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    parser.add_argument("--systems", nargs="+", default=None)
+    parser.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON")
+    parser.add_argument("--budget", type=float, default=1800.0, help="seconds per run")
+    parser.add_argument("--out", default=str(HERE / "results.jsonl"))
+    args = parser.parse_args()
+    if args.quick:
+        args.tables, args.epsilons, args.seeds = ["adult", "diamonds"], [1.0], [0]
+    peers = dict(p.split("=", 1) for p in args.peer)
+    commands = systems(peers)
+    if args.systems:
+        commands = {k: v for k, v in commands.items() if k in args.systems}
+    from dpgm.privacy.quiet import on_records
+    from dpgm.schema import Schema
+
+    results = []
+    with tempfile.TemporaryDirectory() as tmp, open(args.out, "w") as log:
+        folder = Path(tmp)
+        for name in args.tables:
+            table = tables.load(name)
+            if table is None:
+                print(f"{name}: its source is absent (../shared): skipped")
+                continue
+            schema = Schema.from_json(table.schema)
+            spec = folder / f"{name}.json"
+            spec.write_text(json.dumps(table.schema))
+            for seed in args.seeds:
+                train, holdout = split(table.frame, seed)
+                train_csv = folder / f"{name}-{seed}.csv"
+                train.to_csv(train_csv, index=False)
+                with on_records():
+                    real, unseen = schema.encode(train.astype(str)), schema.encode(
+                        holdout.astype(str))
+                for epsilon in args.epsilons:
+                    for system, command in commands.items():
+                        out = folder / f"{name}-{seed}-{system}.csv"
+                        run = run_one(command, train_csv, spec, epsilon, seed, out, args.budget)
+                        run.update(table=name, seed=seed, epsilon=epsilon, system=system)
+                        if run["status"] == "ok":
+                            import pandas as pd
+
+                            synthetic = pd.read_csv(out, dtype=str, keep_default_na=False,
+                                                    na_filter=False)
+                            with on_records():
+                                run.update(metrics.score(real, schema.encode(synthetic),
+                                                         unseen, table.target))
+                        results.append(run)
+                        log.write(json.dumps(run) + "\n")
+                        log.flush()
+                        print(f"{name} seed {seed} ε={epsilon:g} {system}: {run['status']}"
+                              + ("" if run["status"] != "ok" else
+                                 f", 3-way TV {run.get('tv3', float('nan')):.4f}, "
+                                 f"{run['total_s']:.1f} s"), flush=True)
+    print_table(results)
+
+
+def print_table(results: list[dict]) -> None:
+    """Mean ± standard error over seeds of each metric, a row per table, ε and system."""
+    keys = sorted({(r["table"], r["epsilon"], r["system"]) for r in results})
+    print("\n| table | ε | system | " + " | ".join(SHOWN) + " |")
+    print("|---|---|---|" + "---|" * len(SHOWN))
+    for table in sorted({r["table"] for r in results}):  # the same models on real records
+        ok = [r for r in results if r["table"] == table and "real_gb_accuracy" in r]
+        if ok:
+            cells = ["—"] * len(SHOWN)
+            for key in ("gb_accuracy", "lr_accuracy"):
+                cells[SHOWN.index(key)] = f"{np.mean([r['real_' + key] for r in ok]):.4g}"
+            print(f"| {table} | — | real training records | " + " | ".join(cells) + " |")
+    for table, epsilon, system in keys:
+        runs = [r for r in results if (r["table"], r["epsilon"], r["system"]) == (
+            table, epsilon, system)]
+        ok = [r for r in runs if r["status"] == "ok"]
+        if not ok:
+            print(f"| {table} | {epsilon:g} | {system} | {runs[0]['status']} |")
+            continue
+        cells = []
+        for key in SHOWN:
+            values = [r[key] for r in ok if key in r]
+            if not values:
+                cells.append("—")
+                continue
+            mean = float(np.mean(values))
+            error = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(
+                values) > 1 else 0.0
+            cells.append(f"{mean:.4g} ± {error:.2g}" if len(values) > 1 else f"{mean:.4g}")
+        failed = len(runs) - len(ok)
+        print(f"| {table} | {epsilon:g} | {system}{f' ({failed} failed)' if failed else ''} | "
+              + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Fit dpgm's AIM or MST to a CSV of raw values with its schema and write a synthetic
+table of the same size: the dpgm side of the suite, with the peers' command line
+(``benchmarks/peers/_runner.py``) so that every system runs the same way, each in a
+fresh process. Prints one JSON line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+
+from _runner import parser, report  # noqa: E402
+
+
+def main() -> None:
+    import pandas as pd
+
+    from dpgm.errors import SeedWarning
+    from dpgm.mechanisms import AIM, MST
+    from dpgm.schema import Schema
+
+    args = parser(__doc__.splitlines()[0]).parse_args()
+    warnings.simplefilter("ignore", SeedWarning)  # seeded: a benchmark, not a release
+    schema = Schema.from_json(json.loads(Path(args.spec).read_text()))
+    frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, na_filter=False)
+    mechanism = (AIM if args.mechanism == "aim" else MST)(args.epsilon, args.delta)
+    start = time.perf_counter()
+    model = mechanism.fit(frame, schema=schema, rng=args.seed)
+    fitted = time.perf_counter()
+    synthetic = model.synthetic_data(len(frame), rng=args.seed)
+    sampled = time.perf_counter()
+    synthetic.to_csv(args.out, index=False)
+    from dpgm import __version__
+
+    report(start, fitted, sampled, f"dpgm {__version__} {args.mechanism.upper()} (Private-PGM "
+           f"estimation, zCDP, delta={args.delta:g})")
+
+
+if __name__ == "__main__":
+    main()
