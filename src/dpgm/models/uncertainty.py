@@ -6,23 +6,26 @@ that measure marginals) keeps them and its estimator's settings
 (:class:`~dpgm.measurement.MeasuredFit`). Two ways give the standard error of each cell
 of a marginal it answers:
 
-* **analytic**, where a measured clique holds the marginal's attributes: the covariance
-  of the least-squares estimate of the measured cliques' tables from all the
-  measurements, the tables held consistent with one another on every overlap and with
-  the structural zeros (generalised least squares under linear constraints), summed
-  down to the marginal. Where the estimate keeps every cell positive, this is the
-  estimate Private-PGM's L2 fit makes of those tables, so the error is exact up to the
-  noisy total; where cells are clipped at zero, it is an upper bound. Models with more
-  than :data:`GLS_CELLS` measured cells use the inverse-variance combination of the
-  direct measurements alone, a larger bound;
-* **bootstrap**, otherwise: the measurements are drawn again around the model's own
-  answers with the same noise (Gaussian, with the recorded standard deviations), the
-  model is estimated again from them (warm-started from the fit, with the fit's
-  settings), and the spread of the marginal over the replicates is its standard error.
+* **analytic**, where a measured clique holds the marginal's attributes and the fit is
+  least squares (the L2 loss): the covariance of the least-squares estimate of the
+  measured cliques' tables from all the measurements, the tables held consistent with
+  one another on every overlap and with the structural zeros (generalised least squares
+  under linear constraints), summed down to the marginal. Where the fit keeps every cell
+  positive, this is the error of Private-PGM's estimate of those tables up to the noisy
+  total; where cells are clipped at zero the clipping only shrinks the spread, so the
+  analytic error overstates it. Models with more than :data:`GLS_CELLS` measured cells
+  use the inverse-variance combination of the direct measurements alone, a larger bound;
+* **bootstrap**, otherwise (an unmeasured or conditional marginal, an L1 fit): the
+  measurements are drawn again around the model's own answers with the same noise
+  (Gaussian, with the recorded standard deviations), the model is estimated again from
+  them (at most :data:`BOOTSTRAP_ITERS` iterations with the fit's other settings,
+  warm-started from the fit under exact inference), and the spread of the marginal over
+  the replicates is its standard error.
 
 Models that wrap an estimated model (a compressed domain, refined bins) pass the error on
-through their own mapping. Other models — a Bayesian network from noisy tables, a model
-read from a file without measurements — keep no measurements and give no error bars.
+through their own linear maps (covariances kept). Other models — a Bayesian network from
+noisy tables, a model read from a file without measurements — keep no measurements and
+give no error bars.
 """
 
 from __future__ import annotations
