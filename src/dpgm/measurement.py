@@ -91,6 +91,16 @@ class KroneckerQuery:
         return f"KroneckerQuery({inner})"
 
 
+def dense_query(query) -> np.ndarray:
+    """A query matrix (dense, scipy-sparse or Kronecker) as a dense array (small cliques
+    only)."""
+    if is_sparse(query):
+        return query.toarray()
+    if isinstance(query, KroneckerQuery):
+        return query.dense()
+    return np.asarray(query, dtype=np.float64)
+
+
 class Measurement:
     """Noisy answers ``values ≈ query @ vec(μ_clique) + noise`` with noise std ``std``.
 

@@ -19,7 +19,7 @@ import numpy as np
 from dpgm.dataset import CountingSource, Dataset, RecodedCounts
 from dpgm.domain import Domain
 from dpgm.errors import DpgmError
-from dpgm.measurement import KroneckerQuery, MeasuredFit, Measurement
+from dpgm.measurement import KroneckerQuery, MeasuredFit, Measurement, dense_query
 from dpgm.memory import cells
 from dpgm.models.base import ModelBase
 from dpgm.models.markov_random_field import MarkovRandomField
@@ -171,8 +171,7 @@ class DomainCompression:
         elif isinstance(query, KroneckerQuery):
             query = KroneckerQuery([f @ s for f, s in zip(query.factors, sums)])
         else:
-            dense = query.toarray() if hasattr(query, "toarray") else np.asarray(query)
-            query = dense @ KroneckerQuery(sums).dense()
+            query = dense_query(query) @ KroneckerQuery(sums).dense()
         return Measurement(clique, measurement.values, measurement.std, query)
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from dpgm._refit import ESTIMATORS
 from dpgm.errors import ParameterError
-from dpgm.measurement import KroneckerQuery, Measurement
+from dpgm.measurement import Measurement, dense_query
 from dpgm.models.base import Model
 from dpgm.models.compression import CompressedModel
 from dpgm.models.markov_random_field import MarkovRandomField
@@ -245,7 +245,7 @@ class _LeastSquares:
             k = self.home(m.clique)
             design = _summing(domain, cliques[k], m.clique)
             if m.query is not None:
-                design = _dense(m.query) @ design
+                design = dense_query(m.query) @ design
             weights = np.broadcast_to(1.0 / np.square(m.std), m.values.shape)
             span = slice(self.offsets[k], self.offsets[k + 1])
             information[span, span] += design.T @ (weights[:, None] * design)
@@ -334,15 +334,6 @@ def _summing(domain, clique: Sequence[str], attrs: Sequence[str]) -> np.ndarray:
     matrix = np.zeros((domain.size(attrs) if attrs else 1, index.shape[1]))
     matrix[target, np.arange(index.shape[1])] = 1.0
     return matrix
-
-
-def _dense(query) -> np.ndarray:
-    """A query matrix (dense, sparse or Kronecker) as a dense array (small cliques only)."""
-    if hasattr(query, "toarray"):
-        return query.toarray()
-    if isinstance(query, KroneckerQuery):
-        return query.dense()
-    return np.asarray(query, dtype=np.float64)
 
 
 def _bootstrap(model: Model, core: MarkovRandomField, marginals: list[tuple[str, ...]],
