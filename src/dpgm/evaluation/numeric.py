@@ -192,7 +192,7 @@ def correlations(values: pd.DataFrame, method: str = "pearson",
                 x, y = _ranks(columns[i][both]), _ranks(columns[j][both])
             else:
                 x, y = columns[i][both], columns[j][both]
-            matrix[i, j] = matrix[j, i] = _pearson(x, y)
+            matrix[i, j] = matrix[j, i] = pearson(x, y)
     for i, column in enumerate(columns):
         seen = column[present[i]]
         if seen.size < 2 or seen.min() == seen.max():
@@ -205,7 +205,8 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return _sorted_and_ranks(values)[1]
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r of two columns with no missing value (NaN for a constant one)."""
     if x.size < 2:
         return float("nan")
     x, y = x - x.mean(), y - y.mean()

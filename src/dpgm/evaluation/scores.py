@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpgm.evaluation.numeric import cdf_distances, pearson
+
 if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import ArrayLike
@@ -189,10 +191,7 @@ def ks_complement(real: np.ndarray, synthetic: np.ndarray) -> float:
     s = np.sort(np.round(synthetic[~np.isnan(synthetic)], _KS_DECIMALS))
     if not r.size or not s.size:
         return float("nan")
-    both = np.concatenate([r, s])
-    gap = (np.searchsorted(r, both, "right") / r.size
-           - np.searchsorted(s, both, "right") / s.size)
-    return float(1.0 - max(np.clip(-gap.min(), 0, 1), gap.max()))
+    return 1.0 - cdf_distances(r, s)[0]
 
 
 def tv_complement(real: ArrayLike, synthetic: ArrayLike) -> float:
@@ -213,10 +212,9 @@ def tv_complement(real: ArrayLike, synthetic: ArrayLike) -> float:
 
 # -- Column Pair Trends ------------------------------------------------------------------------
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r over the rows where both are present."""
     both = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[both] - x[both].mean(), y[both] - y[both].mean()
-    denominator = np.sqrt(np.dot(x, x) * np.dot(y, y))
-    return float(np.dot(x, y) / denominator) if denominator > 0 else float("nan")
+    return pearson(x[both], y[both])
 
 
 def _own_bins(values: np.ndarray) -> np.ndarray:
