@@ -64,6 +64,14 @@ def _batches(cliques: list[tuple[str, ...]], size, cap: int) -> Iterator[list[tu
         yield batch
 
 
+def sample_rows(count: int, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """The rows a check reads: all ``count`` of them, or a seeded sample of ``cap`` in
+    their order."""
+    if count <= cap:
+        return np.arange(count)
+    return np.sort(rng.choice(count, cap, replace=False))
+
+
 def mean_tv(real: Dataset, synthetic, ways: int) -> float:
     """Mean TV distance over all ``ways``-way marginals."""
     cliques = list(combinations(real.domain.attrs, ways))

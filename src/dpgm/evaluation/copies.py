@@ -22,6 +22,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.errors import DomainError
+from dpgm.evaluation import sample_rows
 
 #: synthetic records compared (a seeded sample where there are more)
 SAMPLE = 2_000
@@ -96,9 +97,7 @@ def copy_checks(synthetic: Dataset, train: Dataset, holdout: Dataset,
 
 def _sample(data: Dataset, count: int, rng: np.random.Generator) -> np.ndarray:
     records = np.asarray(data.records)
-    if len(records) <= count:
-        return records
-    return records[np.sort(rng.choice(len(records), count, replace=False))]
+    return records[sample_rows(len(records), count, rng)]
 
 
 def _closest(records: np.ndarray, reference: np.ndarray) -> np.ndarray:

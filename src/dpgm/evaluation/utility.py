@@ -26,6 +26,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.errors import DomainError, ParameterError
+from dpgm.evaluation import sample_rows
 
 #: the most records a model is trained on (a seeded sample of larger tables)
 TRAIN_ROWS = 100_000
@@ -93,7 +94,7 @@ def tstr(
     tables = []
     for index, (data, cap) in enumerate(((train, TRAIN_ROWS), (synthetic, TRAIN_ROWS),
                                          (holdout, TEST_ROWS))):
-        rows = _rows(len(data), cap, rng)
+        rows = sample_rows(len(data), cap, rng)
         codes = np.asarray(data.project(features).records)[rows]
         if numbers is None:
             y = np.asarray(data.project([target]).records)[rows, 0]
@@ -118,12 +119,6 @@ def tstr(
             real, synth = (_score(metric, f, x_test, y_test, sizes) for f in fitted)
             scores.append(UtilityScore(model, metric, real, synth))
     return Utility(target, task, tuple(scores))
-
-
-def _rows(count: int, cap: int, rng: np.random.Generator) -> np.ndarray:
-    if count <= cap:
-        return np.arange(count)
-    return np.sort(rng.choice(count, cap, replace=False))
 
 
 def _one_hot(codes: np.ndarray, sizes: list[int]):
