@@ -82,9 +82,9 @@ class Evaluation:
     real_rows: int
     synthetic_rows: int
     #: the standard scores (from counts where the records are counted outside memory)
-    quality: ScoreReport | None
-    diagnostic: ScoreReport | None
-    k_marginal: float | None
+    quality: ScoreReport
+    diagnostic: ScoreReport
+    k_marginal: float
     #: each column's label for each cell, and its share of records, real and synthetic
     labels: dict[str, list[str]]
     real_shares: dict[str, np.ndarray]
@@ -107,9 +107,6 @@ class Evaluation:
     def summary(self) -> list[str]:
         """The headline figures in words, as ``dpgm evaluate`` prints them."""
         q, d = self.quality, self.diagnostic
-        if q is None or d is None or self.k_marginal is None:
-            return ["standard scores (SDMetrics, SDNist) read the records in memory: run "
-                    "with --engine numpy for them"]
         lines = [
             f"SDMetrics quality score: {_pct(q.overall)} (Column Shapes "
             f"{_pct(q.properties['Column Shapes'])}, Column Pair Trends "
@@ -126,10 +123,9 @@ class Evaluation:
         """Every number of the page (NaN as null)."""
         out: dict[str, Any] = {
             "rows": {"real": self.real_rows, "synthetic": self.synthetic_rows},
-            "scores": None if self.quality is None else {
-                "sdmetrics_quality": self.quality.to_json(),
-                "sdmetrics_diagnostic": self.diagnostic.to_json(),
-                "sdnist_k_marginal": self.k_marginal},
+            "scores": {"sdmetrics_quality": self.quality.to_json(),
+                       "sdmetrics_diagnostic": self.diagnostic.to_json(),
+                       "sdnist_k_marginal": self.k_marginal},
             "mean_tv_error": {str(k): v for k, v in self.mean_errors.items()},
             "columns": {
                 name: {"tv_error": self.column_errors[name],
@@ -468,7 +464,7 @@ def _sections(report: Evaluation, plots: bool) -> list[str]:
 
 def _scores_section(report: Evaluation) -> list[str]:
     q, d = report.quality, report.diagnostic
-    rows = [] if q is None or d is None else [
+    rows = [
         ["SDMetrics Quality", _pct(q.overall), "mean of Column Shapes and Column Pair Trends"],
         ["— Column Shapes", _pct(q.properties["Column Shapes"]),
          "1 − KS (numbers, dates) or 1 − TV (categories) of each column"],
@@ -483,9 +479,6 @@ def _scores_section(report: Evaluation) -> list[str]:
         ["SDNist k-marginal", f"{report.k_marginal:.4g} / 1000",
          "1000 × (1 − mean TV) over every pair, numbers in percentile bins"],
     ]
-    if q is None:
-        rows.append(["SDMetrics, SDNist", "n/a", "they read the records in memory: run with "
-                     "--engine numpy"])
     rows += [[f"mean TV error, {w}-way", f"{e:.4g}",
               f"the share of records in any set of cells of {w} column(s) differs by at most "
               "this, on average"] for w, e in report.mean_errors.items()]
@@ -518,14 +511,12 @@ def _columns_section(report: Evaluation, plots: bool) -> list[str]:
     else:
         parts.append("<p class='note'>Plots need matplotlib: <code>pip install "
                      "dpgm[report]</code>.</p>")
-    shapes = {} if report.quality is None else {
-        r["Column"]: r for r in report.quality.details["Column Shapes"]}
+    shapes = {r["Column"]: r for r in report.quality.details["Column Shapes"]}
     validity: dict[str, float] = {}
-    for r in [] if report.diagnostic is None else report.diagnostic.details["Data Validity"]:
+    for r in report.diagnostic.details["Data Validity"]:
         validity.setdefault(r["Column"], r["Score"])
-    rows = [[a, report.column_errors[a], shapes.get(a, {}).get("Metric", ""),
-             shapes.get(a, {}).get("Score", float("nan")), validity.get(a, float("nan"))]
-            for a in report.columns]
+    rows = [[a, report.column_errors[a], shapes[a]["Metric"], shapes[a]["Score"],
+             validity.get(a, float("nan"))] for a in report.columns]
     parts.append(_table(["column", "TV error", "shape metric", "shape score", "validity"],
                         rows))
     return parts
@@ -537,8 +528,8 @@ def _pairs_section(report: Evaluation, plots: bool) -> list[str]:
     parts = ["<h2>Pairs: which relationships were lost</h2>"]
     if plots:
         parts.append(_heat_map(report.columns, report.pair_errors))
-    trends = {} if report.quality is None else {
-        (r["Column 1"], r["Column 2"]): r for r in report.quality.details["Column Pair Trends"]}
+    trends = {(r["Column 1"], r["Column 2"]): r
+              for r in report.quality.details["Column Pair Trends"]}
     rows = []
     for (a, b), error in report.worst_pairs():
         trend = trends.get((a, b)) or trends.get((b, a)) or {}
