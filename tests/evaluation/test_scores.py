@@ -44,17 +44,22 @@ def table(request):
             json.loads((DATA / f"{name}-metadata.json").read_text()), REFERENCE["tables"][name])
 
 
+def _same_report(ours, theirs, per_column: str) -> None:
+    """The overall and property scores, and the per-column rows of ``per_column``, equal
+    the library's."""
+    assert _close(ours.overall, theirs["overall"])
+    for name, value in theirs["properties"].items():
+        assert _close(ours.properties[name], value), name
+    for mine, row in zip(ours.details[per_column], theirs["details"][per_column], strict=True):
+        assert (mine["Column"], mine["Metric"]) == (row["Column"], row["Metric"])
+        assert _close(mine["Score"], row["Score"]), row
+
+
 def test_the_quality_report_equals_sdmetrics(table):
     _, real, synthetic, metadata, reference = table
     ours = quality_report(real, synthetic, metadata)
     theirs = reference["quality"]
-    assert _close(ours.overall, theirs["overall"])
-    for name, value in theirs["properties"].items():
-        assert _close(ours.properties[name], value), name
-    for mine, row in zip(ours.details["Column Shapes"], theirs["details"]["Column Shapes"],
-                         strict=True):
-        assert (mine["Column"], mine["Metric"]) == (row["Column"], row["Metric"])
-        assert _close(mine["Score"], row["Score"]), row
+    _same_report(ours, theirs, "Column Shapes")
     for mine, row in zip(ours.details["Column Pair Trends"],
                          theirs["details"]["Column Pair Trends"], strict=True):
         assert (mine["Column 1"], mine["Column 2"], mine["Metric"]) == (
@@ -75,15 +80,8 @@ def test_every_pair_scores_as_sdmetrics_without_thresholds(table):
 
 def test_the_diagnostic_report_equals_sdmetrics(table):
     _, real, synthetic, metadata, reference = table
-    ours = diagnostic_report(real, synthetic, metadata)
-    theirs = reference["diagnostic"]
-    assert _close(ours.overall, theirs["overall"])
-    for name, value in theirs["properties"].items():
-        assert _close(ours.properties[name], value), name
-    for mine, row in zip(ours.details["Data Validity"], theirs["details"]["Data Validity"],
-                         strict=True):
-        assert (mine["Column"], mine["Metric"]) == (row["Column"], row["Metric"])
-        assert _close(mine["Score"], row["Score"]), row
+    _same_report(diagnostic_report(real, synthetic, metadata), reference["diagnostic"],
+                 "Data Validity")
 
 
 def test_the_k_marginal_score_equals_sdnist(table):
