@@ -54,6 +54,7 @@ FAST = {
     "mwem": {"rounds": 3, "round_iters": 10, "iters": 30, "mw_passes": 2},
     "dualquery": {"samples": 5, "rounds": 4, "iters": 20},
     "hdmm": {"iters": 30},
+    "residual-planner": {"iters": 30},
     "cgm": {"iters": 30, "em_iters": 20},
     "psgd": {"sampling_rate": 0.1, "epochs": 1},
     "dind": {"iters": 30, "structure": STRUCTURE},

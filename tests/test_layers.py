@@ -33,6 +33,7 @@ LAYERS = {
     "factor": 3,
     "measurement": 3,
     "workload": 3,
+    "residuals": 3.1,  # the residual decomposition of marginals: public linear algebra
     "privacy": 4,
     "inference": 4,
     "schema": 3.2,  # the public description of a raw table: the data layer

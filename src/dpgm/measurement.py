@@ -34,10 +34,12 @@ class KroneckerQuery:
     """The query matrix ``Q = Q_1 ⊗ … ⊗ Q_k``, one small matrix per attribute of a clique.
 
     Never materialised: ``Q @ x`` applies each factor along its axis of ``x`` seen as a
-    table, so a strategy over a million cells costs a few small matrix products.
+    table, so a strategy over a million cells costs a few small matrix products. A factor
+    of the form ``αI + β11ᵀ`` (an identity, a centring ``I − 11ᵀ/n``: the Gram matrix of a
+    residual query) is applied in one pass over the table rather than as a product.
     """
 
-    __slots__ = ("factors", "shape")
+    __slots__ = ("factors", "shape", "_scaled")
 
     def __init__(self, factors):
         self.factors = [np.atleast_2d(np.asarray(f, dtype=np.float64)) for f in factors]
@@ -47,6 +49,7 @@ class KroneckerQuery:
             int(np.prod([f.shape[0] for f in self.factors])),
             int(np.prod([f.shape[1] for f in self.factors])),
         )
+        self._scaled = [_identity_plus_ones(f) for f in self.factors]
 
     @property
     def T(self) -> KroneckerQuery:  # noqa: N802 (the NumPy name)
@@ -54,8 +57,12 @@ class KroneckerQuery:
 
     def __matmul__(self, vector) -> np.ndarray:
         table = np.asarray(vector, dtype=np.float64).reshape([f.shape[1] for f in self.factors])
-        for axis, f in enumerate(self.factors):
-            table = np.moveaxis(np.tensordot(f, table, axes=(1, axis)), 0, axis)
+        for axis, (f, scaled) in enumerate(zip(self.factors, self._scaled)):
+            if scaled is None:
+                table = np.moveaxis(np.tensordot(f, table, axes=(1, axis)), 0, axis)
+            else:
+                alpha, beta = scaled
+                table = alpha * table + beta * table.sum(axis=axis, keepdims=True)
         return table.ravel()
 
     def transpose_axes(self, axes) -> tuple[KroneckerQuery, np.ndarray]:
@@ -89,6 +96,24 @@ class KroneckerQuery:
     def __repr__(self) -> str:
         inner = " ⊗ ".join(f"{f.shape[0]}x{f.shape[1]}" for f in self.factors)
         return f"KroneckerQuery({inner})"
+
+
+#: the smallest factor worth applying as ``αI + β11ᵀ`` (below it a product is as quick)
+_SCALED_FROM = 8
+
+
+def _identity_plus_ones(factor: np.ndarray) -> tuple[float, float] | None:
+    """``(α, β)`` where ``factor`` is ``αI + β11ᵀ`` (square, of at least ``_SCALED_FROM``
+    rows), else None."""
+    n = factor.shape[0]
+    if n != factor.shape[1] or n < _SCALED_FROM:
+        return None
+    beta = factor[0, 1]
+    alpha = factor[0, 0] - beta
+    off = factor - alpha * np.eye(n)
+    # equal up to rounding: a computed Gram matrix (LᵀL of a residual basis) is one
+    tolerance = 1e-13 * max(float(np.abs(factor).max()), 1e-300)
+    return (float(alpha), float(beta)) if np.all(np.abs(off - beta) <= tolerance) else None
 
 
 def dense_query(query) -> np.ndarray:

@@ -10,19 +10,20 @@ unchanged) must prove the claim false. Power checks use one seed per run, so the
 outcome is reproducible; the claim checks run unseeded, and a sound mechanism fails one
 only if a Clopper–Pearson bound fails (probability below 2e-5).
 
-The events: with Gaussian noise, the likelihood-ratio statistic of the measurements
-x moves, above a threshold (``linear_statistic``); with Laplace noise, every such answer
-at or past D's answer plus the move (``tail_statistic``), whose likelihood ratio is
-exactly e^{Σ ε_i}. Options are chosen so that the measurements carry most of the budget
-(a selection's loss is not seen by these events): AIM as it is (alpha = 0.9); DualQuery
-with count_share = 0.9; PrivBayes with beta = 0.05; MWEM with total_share = 0.95; HDMM
-with one clique; CGM on its one clique table (its four estimators share the release, so
-its power check is made once); the CPD learners on a → b, Algorithm 2 with stage_share = 0.05 (its
-Stage-II tables are the measurements). Their four tables make the tail event too rare
-for a power check in CI, so theirs is made on one attribute (two tables, the same
-measuring code; both estimators share it). MST's measurements carry two thirds of its
-budget, so it needs more runs. MST's and AIM's "original" estimator is the same code as
-"pgm": their power check is made once.
+The events: with Gaussian noise, the likelihood-ratio statistic of the measurements x
+moves, above a threshold (``linear_statistic``); with Laplace noise, every such answer at
+or past D's answer plus the move (``tail_statistic``), whose likelihood ratio is exactly
+e^{Σ ε_i}. Options are chosen so that the measurements carry most of the budget (a
+selection's loss is not seen by these events): AIM as it is (alpha = 0.9); DualQuery with
+count_share = 0.9; PrivBayes with beta = 0.05; MWEM with total_share = 0.95; HDMM and
+ResidualPlanner with one clique (ResidualPlanner's two estimators share the release: its
+power check is made once, the original's claim check is shorter); CGM on its one clique
+table (its four estimators share the release, so its power check is made once); the CPD
+learners on a → b, Algorithm 2 with stage_share = 0.05 (its Stage-II tables are the
+measurements). Their four tables make the tail event too rare for a power check in CI, so
+theirs is made on one attribute (two tables, the same measuring code; both estimators
+share it). MST's measurements carry two thirds of its budget, so it needs more runs. MST's
+and AIM's "original" estimator is the same code as "pgm": their power check is made once.
 
 Scale up for a release check: ``pytest tests/audit --audit-runs 10`` (or
 ``DPGM_AUDIT_RUNS=10``) makes ten times the runs.
@@ -129,6 +130,11 @@ SPECS = [
 ] + [
     Spec("hdmm", est, 1.75, FAST_PGM, "tail", 0.0, 1000, workload=(("a", "b"),))
     for est in ("pgm", "original")
+] + [
+    # the two estimators share the release: the original's claim check is a shorter one
+    Spec("residual-planner", est, 15.0, FAST_PGM, "linear", 1.125, runs, power=est == "pgm",
+         workload=(("a", "b"),))
+    for est, runs in (("pgm", 2000), ("original", 500))
 ] + [
     Spec("cgm", est, 1.75, (("em_iters", 3), *FAST_PGM), "tail", 0.0, 1000, power=est == "em")
     for est in ("em", "pgm", "naive", "naive-projected")

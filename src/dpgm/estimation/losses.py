@@ -151,8 +151,8 @@ class L2Loss(_MeasurementLoss):
                 self.c += float(np.sum(precision * values**2))
             elif isinstance(query, KroneckerQuery) and np.ptp(precision) == 0:
                 scale = float(precision[0]) if precision.size else 0.0
-                gram = KroneckerQuery([f.T @ f for f in query.factors])
-                gram.factors[0] = gram.factors[0] * scale
+                gram = KroneckerQuery([f.T @ f * (scale if i == 0 else 1.0)
+                                       for i, f in enumerate(query.factors)])
                 self.grams.append((s, gram, query.T @ (precision * values)))
                 self.c += float(np.sum(precision * values**2))
             else:

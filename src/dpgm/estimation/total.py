@@ -22,6 +22,9 @@ def total_estimates(measurements: Sequence[Measurement]) -> list[tuple[float, fl
             found.append((float(m.values.sum()), float(variance.sum())))
             continue
         if isinstance(m.query, KroneckerQuery):
+            if any(not np.any(np.abs(f.sum(axis=1)) > 1e-9 * max(np.abs(f).max(), 1e-300))
+                   for f in m.query.factors):
+                continue  # a factor's rows are all orthogonal to 1 (a residual): no total
             # (Qᵀ)⁺ 1 = ⊗ (Q_iᵀ)⁺ 1: solved per factor, never materialised
             parts = [
                 np.linalg.lstsq(f.T, np.ones(f.shape[1]), rcond=None)[0] for f in m.query.factors

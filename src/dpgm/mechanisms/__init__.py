@@ -12,6 +12,7 @@ from dpgm.mechanisms.mst import MST
 from dpgm.mechanisms.mwem import MWEM
 from dpgm.mechanisms.privbayes import PrivBayes
 from dpgm.mechanisms.psgd import PSGD
+from dpgm.mechanisms.residual_planner import ResidualPlanner
 from dpgm.mechanisms.swift import SWIFT
 from dpgm.models.compression import DomainCompression
 
@@ -24,6 +25,7 @@ REGISTRY: dict[str, type[Mechanism]] = {
     "mwem": MWEM,
     "dualquery": DualQuery,
     "hdmm": HDMM,
+    "residual-planner": ResidualPlanner,
     "cgm": CGM,
     "psgd": PSGD,
 }
@@ -73,6 +75,7 @@ __all__ = [
     "PairwiseLearner",
     "PrivBayes",
     "PSGD",
+    "ResidualPlanner",
     "StructureLearner",
     "SWIFT",
     "TwiseLearner",

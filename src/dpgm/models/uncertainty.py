@@ -13,8 +13,11 @@ of a marginal it answers:
   under linear constraints), summed down to the marginal. Where the fit keeps every cell
   positive, this is the error of Private-PGM's estimate of those tables up to the noisy
   total; where cells are clipped at zero the clipping only shrinks the spread, so the
-  analytic error overstates it. Models with more than :data:`GLS_CELLS` measured cells
-  use the inverse-variance combination of the direct measurements alone, a larger bound;
+  analytic error overstates it. Where every measurement answers a residual
+  (ResidualPlanner, :mod:`dpgm.residuals`) that estimate is the residuals'
+  reconstruction, whose variance has a closed form: exact at any size. Other models with
+  more than :data:`GLS_CELLS` measured cells use the inverse-variance combination of the
+  direct measurements alone, a larger bound;
 * **bootstrap**, otherwise (an unmeasured or conditional marginal, an L1 fit): the
   measurements are drawn again around the model's own answers with the same noise
   (Gaussian, with the recorded standard deviations), the model is estimated again from
@@ -44,6 +47,7 @@ from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.models.refinement import RefinedModel
 from dpgm.progress import ProgressLike, Reporter
 from dpgm.random import RngLike, as_generator
+from dpgm.residuals import marginal_variance, residual_variances
 from dpgm.validation import integer, one_of
 
 #: replicates of the bootstrap by default
@@ -121,13 +125,14 @@ def analytic_errors(model: Model, marginals: Sequence[Sequence[str]]
     marginals = [model.domain.check(attrs) for attrs in marginals]
     if core.measured.options.get("loss", "l2") != "l2":
         return [None] * len(marginals)
-    if core not in _FITS:
+    residuals = residual_variances(core.measured.measurements)
+    if residuals is None and core not in _FITS:
         _FITS[core] = _LeastSquares(core)
-    squares = _FITS[core]
+    squares = None if residuals is not None else _FITS[core]
     errors: list[np.ndarray | None] = []
     for attrs in marginals:
-        if squares.too_large:
-            variance = _bound_variance(model, attrs)
+        if squares is None or squares.too_large:
+            variance = _bound_variance(model, attrs, residuals)
         else:
             rows = _rows(model, attrs, squares)
             variance = None if rows is None else squares.variance(rows)
@@ -202,21 +207,30 @@ def _rows(model: Model, attrs: tuple[str, ...], squares: _LeastSquares
     return squares.rows(attrs)
 
 
-def _bound_variance(model: Model, attrs: tuple[str, ...]) -> np.ndarray | None:
-    """An upper bound of each cell's variance for models too large for the least-squares
-    covariance: the direct measurements' combination, through the wrappers' maps."""
+def _bound_variance(model: Model, attrs: tuple[str, ...],
+                    residuals: Mapping[frozenset[str], float] | None = None
+                    ) -> np.ndarray | None:
+    """Each cell's variance, through the wrappers' maps, where the least-squares
+    covariance is not decomposed: exact where every measurement answers a residual
+    (``residuals``, their variances by subset: the least-squares estimate is their
+    reconstruction, :mod:`dpgm.residuals`), else an upper bound (for models too large for
+    the decomposition): the direct measurements' combination."""
     if isinstance(model, CompressedModel):
-        variance = _bound_variance(model.compressed, attrs)
+        variance = _bound_variance(model.compressed, attrs, residuals)
         if variance is None:
             return None
         shares = {a: model.compression.shares(a) ** 2 for a in attrs}
         return model.spread(attrs, variance, shares)
     if isinstance(model, RefinedModel):
         digits = model.refinement.digits(attrs)
-        variance = _bound_variance(model.split, digits)
+        variance = _bound_variance(model.split, digits, residuals)
         # a sum of cells: the sum of their bounds' standard errors squared bounds it
         return None if variance is None else np.square(
             model.refinement.joined(attrs, np.sqrt(variance)))
+    if residuals is not None:
+        variance = marginal_variance(model.domain, attrs, residuals)
+        return None if variance is None else np.full(model.domain.project(attrs).shape,
+                                                     variance)
     return _direct_variance_bound(model.measured.measurements, model.domain, attrs)
 
 

@@ -1,0 +1,180 @@
+"""ResidualPlanner (Xiao, He, Zhang & Kifer, NeurIPS 2023): the optimal Gaussian mechanism
+for a workload of marginals, with exact variances.
+
+**Plan** (public facts only: the domain, the workload and ρ; made before the data are
+read). Every marginal of the workload is the sum of the *residuals* of its subsets of
+attributes (:mod:`dpgm.residuals`); the closure of the workload under subsets is
+measured, each residual once, with the entry variances that minimise the workload's
+loss for the budget: ``loss="sum"``, the total variance over every cell of every
+workload marginal (closed form), or ``"max"``, the largest cell variance of any workload
+marginal. Numeric attributes are planned as marginals (prefix ranges are sums of
+their cells).
+
+**Privacy accounting** (ρ-zCDP, reported as (ε, δ); neighbours differ by adding or
+removing one record). The residual of ``B`` is ``(⊗_{i∈B} Lᵢ) μ_B``, ``Lᵢ`` orthonormal
+rows orthogonal to 1: one record adds one column, of squared L2 norm
+``p_B = Π_{i∈B}(nᵢ-1)/nᵢ``. Gaussian noise of variance ``u_B`` per entry
+(:func:`~dpgm.privacy.measure.measure_linear`, charged before the data are read) is
+``p_B/(2u_B)``-zCDP; the plan's charges sum to ρ = ``cdp_rho(ε, δ)`` (the record count,
+the residual of ∅, among them). Everything after is post-processing.
+
+**Estimators** (post-processing):
+
+* ``"pgm"``: Private-PGM (L2 loss) on the residual measurements, which weighs each by
+  its noise exactly; a :class:`~dpgm.models.MarkovRandomField` whose error bars are the
+  plan's exact variances (:mod:`dpgm.models.uncertainty`). Exact inference where the
+  workload's junction tree fits ``max_cells``, else (``inference="auto"``) convex
+  approximate inference.
+* ``"original"``: ResidualPlanner's own reconstruction, each workload marginal the sum
+  of its residuals' answers (unbiased, consistent across marginals, possibly negative),
+  as a :class:`~dpgm.models.tables.TableModel` (not sampled: its tables are not one
+  distribution).
+
+Every workload marginal's cells have the variance :meth:`ResidualPlanner.variance`
+(the same for every cell), for both estimators' inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DpgmError, ModelTooLargeError
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
+from dpgm.inference.junction_tree import TreeSizes
+from dpgm.measurement import KroneckerQuery, Measurement
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.memory import MEASURED_CELL_BYTES
+from dpgm.models.tables import TableModel
+from dpgm.privacy.budget import PrivacyBudget
+from dpgm.privacy.measure import measure_linear
+from dpgm.random import Randomness
+from dpgm.residuals import LOSSES, ResidualPlan, plan_residuals, reconstruct, residual_basis
+from dpgm.validation import integer, number, one_of
+from dpgm.workload import Workload
+
+INFERENCE = ("auto", "exact", "convex")
+
+
+def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
+                      rng: np.random.Generator | None) -> list[Measurement]:
+    """Each residual of ``plan`` with Gaussian noise of its planned variance, charged to
+    ``budget`` (``plan.rhos``, ρ-zCDP each, before the data are read), stated on the
+    smallest of the plan's marginals that holds it: its other attributes summed out (the
+    same answers), so that estimation fits the workload's tables alone rather than a
+    table per subset as well."""
+    domain = data.domain
+    measurements = []
+    for subset, rho in zip(plan.subsets, plan.rhos):
+        holder = min((c for c in plan.workload if set(subset) <= set(c)), key=domain.size)
+        home = tuple(a for a in domain.attrs if a in holder)  # B's order: the domain's
+        query = KroneckerQuery([residual_basis(domain[a]) if a in subset
+                                else np.ones((1, domain[a])) for a in home])
+        measurements.append(measure_linear(
+            data, home, query, rho=float(rho), budget=budget, rng=rng,
+            label=f"residual of {subset}" if subset else "record count"))
+    return measurements
+
+
+class ResidualPlanner(Mechanism):
+    """ResidualPlanner on a workload of marginals (default: all 2-way marginals); ``fit``
+    returns a Private-PGM model (``"pgm"``) or the reconstructed marginals
+    (``"original"``). ``loss``: ``"sum"`` or ``"max"`` of the workload's cell variances.
+    ``iters``: Private-PGM iterations; ``inference``: ``"auto"``, ``"exact"`` or
+    ``"convex"``; ``max_cells``: the largest junction tree of exact inference. See the
+    module docstring for the plan and the privacy accounting.
+    """
+
+    privacy = "zcdp"
+    estimators = ("pgm", "original")
+
+    def __init__(
+        self,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        *,
+        rho: float | None = None,
+        loss: str = "sum",
+        estimator: str = "pgm",
+        iters: int = 1000,
+        inference: str = "auto",
+        max_cells: float = DEFAULT_MAX_CELLS,
+        max_memory: float | None = None,
+        progress: Progress | None = None,
+    ):
+        super().__init__(epsilon, delta, rho=rho, estimator=estimator, max_memory=max_memory,
+                         progress=progress)
+        self.loss = one_of("loss", loss, LOSSES)
+        self.iters = integer("iters", iters, least=1)
+        self.inference = one_of("inference", inference, INFERENCE)
+        self.max_cells = int(number("max_cells", max_cells, low=1))
+
+    def _reset(self) -> None:
+        super()._reset()
+        #: the residuals measured and their noise (set by plan, from public facts)
+        self.residual_plan: ResidualPlan | None = None
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """The residuals, their variances and the estimation route (public facts)."""
+        super().plan(domain, workload)
+        self._route(domain, workload)
+        self.residual_plan = plan_residuals(domain, workload.cliques,
+                                            self.new_budget().total, self.loss)
+        entries = sum(math.prod(domain[a] - 1 for a in s) for s in self.residual_plan.subsets)
+        self.check_memory(f"the plan's {entries:,} noisy residual entries",
+                          MEASURED_CELL_BYTES * entries,
+                          alternative="use a workload with fewer or smaller marginals")
+        self.check_tables(domain, workload.cliques, "the workload's marginals")
+
+    def variance(self, attrs) -> float | None:
+        """The variance of each cell of the marginal on ``attrs`` reconstructed from the
+        planned residuals (None where they do not hold it); after ``fit`` or ``check``."""
+        if self.residual_plan is None:
+            raise DpgmError("call fit (or check) first: there is no plan yet")
+        return self.residual_plan.variance(attrs)
+
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        """Measure the planned residuals with ρ in all; estimate (see the module docstring)."""
+        plan, budget, domain = self.residual_plan, self.budget, data.domain
+        self._say(f"planned {len(plan.subsets)} residuals for {len(workload.cliques)} "
+                  f"marginals (loss={self.loss}: {plan.value:.4g})")
+        measurements = measure_residuals(data, plan, budget, randomness.noise)
+        self.measurements = measurements
+        self._say(f"measured {len(measurements)} residuals (Gaussian, rho={budget.total:.4g} "
+                  "in all)")
+        if self.estimator == "original":
+            answers = {frozenset(s): m.values for s, m in zip(plan.subsets, measurements)}
+            tables = {c: reconstruct(domain, c, answers) for c in workload.cliques}
+            return TableModel(domain, tables, float(answers[frozenset()][0]))
+        inference = self._route(domain, workload)
+        model = self.estimate(
+            domain, measurements, method="accelerated", iters=self.iters,
+            inference=inference, max_cells=self.max_cells,
+            callback=self._iteration_reporter(self.iters, "estimation: loss at iteration"))
+        self._say(f"estimated the model ({inference} inference), total≈{model.total:.0f}")
+        return model
+
+    def _route(self, domain: Domain, workload: Workload) -> str:
+        """The inference Private-PGM uses (public facts only)."""
+        if self.estimator != "pgm":
+            return "none"
+        size = TreeSizes(domain).cells(workload.cliques)
+        if size <= self.max_cells and self.inference in ("auto", "exact"):
+            return "exact"
+        if self.inference == "exact":
+            raise ModelTooLargeError(
+                f"the junction tree of the workload needs {size:,} cells, over max_cells="
+                f"{self.max_cells:,}; use inference='convex' (approximate) or a workload "
+                "with smaller or fewer marginals")
+        return "convex"
+
+    def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
+        """Refuse the original estimator: its marginals are not one distribution."""
+        if self.estimator == "original":
+            raise DpgmError(
+                "ResidualPlanner's original estimator keeps one reconstructed table per "
+                "workload marginal; they are not one distribution and cannot be sampled. "
+                "Use the Private-PGM estimator for synthetic data")

@@ -1,0 +1,98 @@
+"""ResidualPlanner as a mechanism: its answers' spread equals the plan's variances, its
+model's error bars are those variances, and what fails on public facts fails first.
+(The plan itself is checked against brute force in tests/test_residuals.py; the contract
+every learner keeps in test_conformance.py; the privacy claim in tests/audit.)"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from mechanism_helpers import PublicOnly, sample_data
+
+from dpgm import Domain
+from dpgm.errors import DpgmError, ModelTooLargeError
+from dpgm.mechanisms import ResidualPlanner
+from dpgm.models.uncertainty import _LeastSquares
+from dpgm.residuals import residual_subset
+
+DOMAIN = Domain(["a", "b", "c", "d"], [2, 3, 4, 2])
+WORKLOAD = [("a", "b"), ("b", "c"), ("c", "d", "a")]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return sample_data(DOMAIN, 2000, seed=5)
+
+
+def test_reconstructed_marginals_are_unbiased_with_the_planned_variance(data):
+    runs = 400
+    tables = {c: [] for c in WORKLOAD}
+    mechanism = ResidualPlanner(1.0, estimator="original")
+    for seed in range(runs):
+        model = mechanism.fit(data, WORKLOAD, rng=seed)
+        for c in WORKLOAD:
+            tables[c].append(model.marginal(c))
+    for c in WORKLOAD:
+        draws = np.array(tables[c])
+        planned = mechanism.variance(c)
+        # the sample variance of 400 Gaussian draws is within ±20% with room to spare
+        spread = draws.var(axis=0, ddof=1) / planned
+        assert 0.8 < spread.mean() < 1.2, c
+        # unbiased: the mean is within 4 standard errors of the truth in every cell
+        error = np.abs(draws.mean(axis=0) - data.marginal(c)) / np.sqrt(planned / runs)
+        assert error.max() < 4.5, c
+
+
+def test_the_models_error_bars_are_the_plans_variances(data):
+    mechanism = ResidualPlanner(1.0, iters=50)
+    model = mechanism.fit(data, WORKLOAD, rng=0)
+    for attrs in [*WORKLOAD, ("a",), ("d", "c")]:
+        _, error = model.marginal(attrs, with_error=True)
+        np.testing.assert_allclose(error, np.sqrt(mechanism.variance(attrs)), rtol=1e-9)
+    # and the constrained generalised least squares over the measured tables agrees
+    squares = _LeastSquares(model)
+    for attrs in WORKLOAD:
+        rows = squares.rows(tuple(a for a in DOMAIN.attrs if a in attrs))
+        np.testing.assert_allclose(squares.variance(rows), mechanism.variance(attrs),
+                                   rtol=1e-6)
+    with pytest.raises(DpgmError):  # a 3-way residual of (a, b, c) was never measured
+        model.with_error(("a", "b", "c"), method="analytic")
+
+
+def test_every_measurement_is_a_residual_of_the_workloads_closure(data):
+    mechanism = ResidualPlanner(1.0, iters=5)
+    mechanism.fit(data, WORKLOAD, rng=0)
+    measured = [residual_subset(m) for m in mechanism.measurements]
+    assert None not in measured
+    assert len(set(measured)) == len(measured) == len(mechanism.residual_plan.subsets)
+    assert {frozenset(s) for s in measured} == {
+        frozenset(s) for c in WORKLOAD for k in range(len(c) + 1)
+        for s in combinations(c, k)}
+    # each is stated on a workload marginal, so estimation fits the workload's tables
+    assert {m.clique for m in mechanism.measurements} <= {
+        tuple(a for a in DOMAIN.attrs if a in c) for c in WORKLOAD}
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)
+
+
+def test_public_facts_fail_before_the_data_are_read():
+    wide = Domain([f"x{i}" for i in range(12)], [10] * 12)
+    workload = [tuple(wide.attrs[i:i + 3]) for i in range(0, 12, 3)] + [
+        tuple(wide.attrs[i::4]) for i in range(4)]
+    with pytest.raises(ModelTooLargeError, match="junction tree"):
+        ResidualPlanner(1.0, inference="exact", max_cells=1e4).fit(PublicOnly(wide),
+                                                                   workload)
+    with pytest.raises(DpgmError, match="cannot be sampled"):
+        ResidualPlanner(1.0, estimator="original").check_synthesizable(DOMAIN, WORKLOAD)
+    with pytest.raises(DpgmError, match="no plan"):
+        ResidualPlanner(1.0).variance(("a",))
+
+
+def test_the_max_loss_evens_out_the_workloads_variances(data):
+    by_sum, by_max = ResidualPlanner(1.0, loss="sum"), ResidualPlanner(1.0, loss="max")
+    for m in (by_sum, by_max):
+        m.check(DOMAIN, WORKLOAD)
+    assert max(by_max.variance(c) for c in WORKLOAD) < max(by_sum.variance(c)
+                                                           for c in WORKLOAD)

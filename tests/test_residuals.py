@@ -1,0 +1,201 @@
+"""Residual queries and ResidualPlanner's plan, against brute force on small domains: the
+full-domain matrices, generalised least squares, a numerical optimiser, and the closed
+form written out by hand."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from dpgm import Domain
+from dpgm.errors import ParameterError
+from dpgm.measurement import KroneckerQuery, Measurement
+from dpgm.residuals import (
+    marginal_variance,
+    plan_residuals,
+    reconstruct,
+    residual_basis,
+    residual_query,
+    residual_subset,
+    residual_variances,
+)
+
+DOMAIN = Domain(["a", "b", "c"], [2, 3, 4])
+WORKLOAD = [("a", "b"), ("b", "c"), ("c", "a")]
+RHO = 0.5
+
+
+def full_query(domain: Domain, subset) -> np.ndarray:
+    """The residual of ``subset`` as a matrix over the full domain's cells."""
+    matrix = np.ones((1, 1))
+    for a in domain.attrs:
+        factor = residual_basis(domain[a]) if a in subset else np.ones((1, domain[a]))
+        matrix = np.kron(matrix, factor)
+    return matrix
+
+
+def full_marginal(domain: Domain, attrs) -> np.ndarray:
+    """The marginal on ``attrs`` (domain order) as a matrix over the full domain."""
+    matrix = np.ones((1, 1))
+    for a in domain.attrs:
+        matrix = np.kron(matrix, np.eye(domain[a]) if a in attrs else np.ones((1, domain[a])))
+    return matrix
+
+
+def test_the_basis_is_orthonormal_and_orthogonal_to_the_ones():
+    for n in (1, 2, 5, 40):
+        basis = residual_basis(n)
+        assert basis.shape == (n - 1, n)
+        np.testing.assert_allclose(basis @ basis.T, np.eye(n - 1), atol=1e-12)
+        np.testing.assert_allclose(basis.sum(axis=1), 0.0, atol=1e-12)
+        # I = 11ᵀ/n + LᵀL: the split every reconstruction rests on
+        np.testing.assert_allclose(np.ones((n, n)) / n + basis.T @ basis, np.eye(n), atol=1e-12)
+    with pytest.raises(ParameterError):
+        residual_basis(0)
+
+
+def test_the_plan_spends_exactly_rho_by_brute_force_sensitivity():
+    plan = plan_residuals(DOMAIN, WORKLOAD, RHO)
+    assert math.isclose(plan.rhos.sum(), RHO, rel_tol=1e-12)
+    # ρ = ½ max over the records' cells of Σ_B ‖Q_B e_x‖² / u_B (Gaussian, add/remove)
+    columns = sum((full_query(DOMAIN, s) ** 2).sum(axis=0) / u
+                  for s, u in zip(plan.subsets, plan.variances))
+    assert math.isclose(0.5 * columns.max(), RHO, rel_tol=1e-12)
+    assert np.ptp(columns) < 1e-9  # every cell costs the same: the bound is tight
+    # the closure of the workload under subsets, the record count among them
+    assert set(plan.subsets) == {(), ("a",), ("b",), ("c",), ("a", "b"), ("b", "c"),
+                                 ("a", "c")}
+
+
+@pytest.mark.parametrize("loss", ["sum", "max"])
+def test_variances_equal_generalised_least_squares_over_the_full_domain(loss):
+    plan = plan_residuals(DOMAIN, WORKLOAD, RHO, loss)
+    stacked = np.vstack([full_query(DOMAIN, s) for s in plan.subsets])
+    precision = np.concatenate([np.full(full_query(DOMAIN, s).shape[0], 1.0 / u)
+                                for s, u in zip(plan.subsets, plan.variances)])
+    information = stacked.T @ (precision[:, None] * stacked)
+    covariance = np.linalg.pinv(information)
+    for attrs in [*WORKLOAD, ("a",), ("c",)]:
+        ordered = tuple(a for a in DOMAIN.attrs if a in attrs)
+        marginal = full_marginal(DOMAIN, ordered)
+        cells = np.diag(marginal @ covariance @ marginal.T)
+        np.testing.assert_allclose(cells, plan.variance(attrs), rtol=1e-9)
+        assert math.isclose(plan.standard_error(attrs), math.sqrt(plan.variance(attrs)))
+    assert plan.variance(("a", "b", "c")) is None  # its 3-way residual was not measured
+
+
+def test_the_sum_plan_equals_the_closed_form_written_out():
+    # one marginal on a (2 values) and b (3): subsets ∅, a, b, ab with
+    # p = 1, 1/2, 2/3, 1/3 and c_B = |A| a_{A,B} = 6 (1/4·1/9, 1/2·1/9, 1/4·2/3, 1/2·2/3)
+    domain = Domain(["a", "b"], [2, 3])
+    plan = plan_residuals(domain, [("a", "b")], RHO)
+    p = {(): 1.0, ("a",): 0.5, ("b",): 2 / 3, ("a", "b"): 1 / 3}
+    c = {(): 1 / 6, ("a",): 1 / 3, ("b",): 1.0, ("a", "b"): 2.0}
+    scale = sum(math.sqrt(p[s] * c[s]) for s in p) / (2 * RHO)
+    expected = {s: math.sqrt(p[s] / c[s]) * scale for s in p}
+    assert dict(zip(plan.subsets, plan.variances.tolist())) == pytest.approx(expected,
+                                                                              rel=1e-12)
+    assert plan.value == pytest.approx(scale**2 * 2 * RHO, rel=1e-12)  # (Σ√(pc))² / 2ρ
+
+
+def _optimise(loss: str, plan) -> float:
+    """The loss's minimum found by SLSQP over log-variances, from a point off the plan."""
+    names = [frozenset(s) for s in plan.subsets]
+    p = np.array([math.prod((DOMAIN[a] - 1) / DOMAIN[a] for a in s) for s in plan.subsets])
+
+    def variances(log_u):
+        return [marginal_variance(DOMAIN, w, dict(zip(names, np.exp(log_u))))
+                for w in WORKLOAD]
+
+    budget = {"type": "eq", "fun": lambda z: np.sum(p / (2 * np.exp(z[: len(p)]))) - RHO}
+    start = np.log(plan.variances) + np.linspace(-0.3, 0.3, len(p))
+    if loss == "sum":
+        cells = [DOMAIN.size(w) for w in WORKLOAD]
+        found = minimize(lambda z: float(np.dot(cells, variances(z))), start,
+                         constraints=[budget], method="SLSQP",
+                         options={"ftol": 1e-14, "maxiter": 1000})
+        return float(found.fun)
+    bounds = [{"type": "ineq", "fun": lambda z, k=k: z[-1] - variances(z[:-1])[k]}
+              for k in range(len(WORKLOAD))]
+    found = minimize(lambda z: z[-1], np.append(start, 2 * plan.value),
+                     constraints=[budget, *bounds], method="SLSQP",
+                     options={"ftol": 1e-14, "maxiter": 2000})
+    return float(found.fun)
+
+
+@pytest.mark.parametrize("loss", ["sum", "max"])
+def test_the_plan_is_as_good_as_a_numerical_optimiser(loss):
+    plan = plan_residuals(DOMAIN, WORKLOAD, RHO, loss)
+    variances = [plan.variance(w) for w in WORKLOAD]
+    if loss == "sum":
+        reached = float(np.dot([DOMAIN.size(w) for w in WORKLOAD], variances))
+    else:
+        reached = max(variances)
+    assert reached == pytest.approx(plan.value, rel=1e-12)
+    assert plan.value <= _optimise(loss, plan) * (1 + 1e-5)
+    assert plan.value >= _optimise(loss, plan) * (1 - 1e-3)
+
+
+def test_the_max_plan_lowers_the_largest_variance_and_the_sum_plan_the_total():
+    by_sum = plan_residuals(DOMAIN, WORKLOAD, RHO, "sum")
+    by_max = plan_residuals(DOMAIN, WORKLOAD, RHO, "max")
+    assert max(by_max.variance(w) for w in WORKLOAD) < max(by_sum.variance(w)
+                                                            for w in WORKLOAD)
+    cells = [DOMAIN.size(w) for w in WORKLOAD]
+    assert np.dot(cells, [by_sum.variance(w) for w in WORKLOAD]) < np.dot(
+        cells, [by_max.variance(w) for w in WORKLOAD])
+
+
+def test_reconstruction_from_noiseless_residuals_is_exact():
+    counts = np.random.default_rng(0).integers(0, 20, DOMAIN.shape).astype(float)
+    answers = {}
+    for k in range(4):
+        for subset in combinations(DOMAIN.attrs, k):
+            drop = tuple(i for i, a in enumerate(DOMAIN.attrs) if a not in subset)
+            marginal = counts.sum(axis=drop)
+            answers[frozenset(subset)] = (
+                residual_query([DOMAIN[a] for a in subset]) @ marginal.ravel() if subset
+                else np.array([counts.sum()]))
+    for attrs in [("c", "a"), ("b",), ("b", "c", "a"), ()]:
+        order = [a for a in DOMAIN.attrs if a in attrs]
+        drop = tuple(i for i, a in enumerate(DOMAIN.attrs) if a not in attrs)
+        truth = counts.sum(axis=drop).transpose([order.index(a) for a in attrs])
+        np.testing.assert_allclose(reconstruct(DOMAIN, attrs, answers), truth, atol=1e-9)
+    del answers[frozenset({"a", "c"})]
+    with pytest.raises(ParameterError, match="no residual"):
+        reconstruct(DOMAIN, ("a", "c"), answers)
+
+
+def test_one_valued_attributes_have_no_residual():
+    domain = Domain(["a", "b"], [1, 3])
+    plan = plan_residuals(domain, [("a", "b")], RHO)
+    assert set(plan.subsets) == {(), ("b",)}
+    assert plan.variance(("a", "b")) == pytest.approx(plan.variance(("b",)))
+
+
+def test_residual_measurements_are_recognised_and_others_are_not():
+    query = KroneckerQuery([residual_basis(2), np.ones((1, 3)), residual_basis(4)])
+    m = Measurement(("a", "b", "c"), np.zeros(3), 2.0, query)
+    assert residual_subset(m) == ("a", "c")
+    total = Measurement(("b",), [10.0], 1.0, np.ones((1, 3)))
+    assert residual_subset(total) == ()
+    assert residual_subset(Measurement(("b",), np.zeros(3), 1.0)) is None  # identity
+    assert residual_subset(Measurement(("b",), np.zeros(3), [1.0, 2.0, 3.0],
+                                       KroneckerQuery([np.eye(3)]))) is None
+    twice = residual_variances([m, Measurement(("a", "c"), np.zeros(3), 2.0,
+                                               residual_query([2, 4])), total])
+    assert twice == {frozenset({"a", "c"}): 2.0, frozenset(): 1.0}  # 4 and 4 combined
+    assert residual_variances([m, Measurement(("b",), np.zeros(3), 1.0)]) is None
+
+
+def test_plan_inputs_are_checked():
+    with pytest.raises(ParameterError):
+        plan_residuals(DOMAIN, WORKLOAD, 0.0)
+    with pytest.raises(ParameterError):
+        plan_residuals(DOMAIN, WORKLOAD, RHO, "mean")
+    with pytest.raises(ParameterError):
+        plan_residuals(DOMAIN, [], RHO)
