@@ -217,9 +217,23 @@ def test_public_failures_come_before_reading_data_or_spending(name, estimator):
     with pytest.raises(ModelTooLargeError, match=limit):
         mechanism.fit(PublicOnly(domain_of(name)), rng=0)
     assert mechanism.budget is None and mechanism.result is None
-    # a workload naming an unknown attribute fails the same way
-    with pytest.raises(DpgmError, match="unknown attribute"):
+    # a workload naming an unknown attribute fails the same way (or, for a learner that
+    # measures no workload, the workload itself is refused)
+    refused = "unknown attribute" if LEARNERS[name].uses_workload else "measures no workload"
+    with pytest.raises(DpgmError, match=refused):
         make(name, estimator).fit(PublicOnly(domain_of(name)), workload=[("a", "zz")], rng=0)
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_a_workload_is_used_or_refused_never_ignored(name, data):
+    """A learner that measures no workload refuses one (before reading anything); the
+    others fit with it."""
+    workload = [("a", "b")]
+    if LEARNERS[name].uses_workload:
+        make(name).fit(data, workload=workload, rng=0)
+        return
+    with pytest.raises(ParameterError, match="measures no workload"):
+        make(name).fit(PublicOnly(domain_of(name)), workload=workload, rng=0)
 
 
 @pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)

@@ -91,7 +91,8 @@ class Mechanism:
     #: whether the mechanism reads records one by one (then it needs a Dataset in memory;
     #: the others need counts only and run on any counting engine, e.g. DuckDBTable)
     needs_records = False
-    #: whether the workload steers what is measured (False: it is checked and ignored)
+    #: whether the workload steers what is measured (False: a workload given is refused,
+    #: never silently ignored)
     uses_workload = True
     #: what the learner learns: "synthesizer" (a model of the whole table), "bn" (a
     #: Bayesian network's CPDs on a public structure) or "mrf" (an Ising, pairwise or
@@ -331,12 +332,14 @@ class Mechanism:
         raise NotImplementedError
 
     def fit_within(self, data: Dataset, workload: Workload, randomness: Randomness,
-                   budget: PrivacyBudget):
+                   budget: PrivacyBudget, zeros: Sequence[Forbidden] = ()):
         """Run as one step of a larger mechanism: spend this mechanism's ε on ``data``,
-        charged to ``budget`` (the larger one's), and return what it found. The caller has
+        charged to ``budget`` (the larger one's, or its own to be included in it), holding
+        the larger one's structural ``zeros``, and return what it found. The caller has
         done :meth:`fit`'s checks and encoding."""
         self._reset()
         self.budget = budget
+        self.zeros = list(zeros)
         return self._fit(data, workload, randomness)
 
     def _reset(self) -> None:
@@ -381,6 +384,11 @@ class Mechanism:
         """
         if len(domain) == 0:
             raise DomainError("the domain has no attributes: name at least one")
+        if workload is not None and not self.uses_workload:
+            raise ParameterError(
+                f"{type(self).__name__} measures no workload (it chooses what it measures "
+                "itself), so the workload given would be ignored: drop it, or use a "
+                f"mechanism that measures one ({', '.join(workload_mechanisms())})")
         refinement = self.refinement(domain, refine)
         if refinement is not None:
             # the default workload at the coarse level, each refined one-way at the fine
@@ -498,6 +506,13 @@ class CliqueModelMechanism(Mechanism):
             MEASURED_CELL_BYTES * size,
             alternative="use a workload with fewer or smaller cliques",
         )
+
+
+def workload_mechanisms() -> list[str]:
+    """The registered synthesizers that measure a workload (by command-line name)."""
+    from dpgm.mechanisms import REGISTRY
+
+    return [name for name, cls in REGISTRY.items() if cls.uses_workload]
 
 
 def _recording_arguments(init: Callable) -> Callable:

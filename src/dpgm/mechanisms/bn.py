@@ -107,8 +107,8 @@ class BNParameterLearner(Mechanism):
 
     ``structure`` is public: a :class:`BayesianNetwork` (CPDs ignored), a
     ``networkx.DiGraph`` or ``{child: parents}`` over the data's attributes. ``fit``
-    releases a :class:`BayesianNetwork` in the domain's labels. The workload is checked
-    and otherwise unused: the structure decides what is measured. ``consistency`` and
+    releases a :class:`BayesianNetwork` in the domain's labels. A workload is refused:
+    the structure decides what is measured. ``consistency`` and
     ``joint`` are the switches of the note's [C3] and App. 8.2.1 (estimator "original");
     ``iters`` bounds Private-PGM (estimator "pgm").
 
@@ -118,6 +118,7 @@ class BNParameterLearner(Mechanism):
 
     kind = "bn"
     privacy = "pure"
+    uses_workload = False
     estimators = ("original", "pgm")
 
     def __init__(
