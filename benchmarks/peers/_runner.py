@@ -18,7 +18,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--data", required=True)
     ap.add_argument("--spec", required=True)
-    ap.add_argument("--mechanism", choices=["aim", "mst"], required=True)
+    ap.add_argument("--mechanism", required=True,
+                    help="one of the runner's MECHANISMS (lower case, e.g. aim, mst)")
     ap.add_argument("--epsilon", type=float, required=True)
     ap.add_argument("--delta", type=float, default=1e-9)
     ap.add_argument("--seed", type=int, default=0)

@@ -19,6 +19,7 @@ Prints the table (mean ± standard error over seeds) and writes every run to ``-
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import math
 import subprocess
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from benchmarks.suite import metrics, tables
 
@@ -37,8 +39,8 @@ HOLDOUT = 0.2
 DELTA = 1e-9
 EPSILONS = (0.3, 1.0, 3.0)
 SEEDS = (0, 1, 2, 3, 4)
-SHOWN = ("tv1", "tv2", "tv3", "workload", "gb_accuracy", "lr_accuracy", "total_s",
-         "peak_rss_mib")
+SHOWN = ("tv1", "tv2", "tv3", "workload", "gb_accuracy", "lr_accuracy", "coef_ratio_min",
+         "coef_sign_ok", "total_s", "peak_rss_mib")
 
 
 def systems(peers: dict[str, str]) -> dict[str, list[str]]:
@@ -49,9 +51,19 @@ def systems(peers: dict[str, str]) -> dict[str, list[str]]:
         script = PEERS / f"run_{name}.py"
         if not script.exists():
             raise SystemExit(f"no runner {script} for the peer {name}")
-        for m in ("aim", "mst"):
+        for m in runner_mechanisms(script):
             found[f"{name}-{m}"] = [python, str(script), "--mechanism", m]
     return found
+
+
+def runner_mechanisms(script: Path) -> tuple[str, ...]:
+    """The mechanisms a peer's runner offers: its top-level ``MECHANISMS`` tuple, read
+    without importing it (it imports its peer, which only its own venv has)."""
+    for node in ast.parse(script.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", None) == "MECHANISMS" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ("aim", "mst")
 
 
 def split(frame, seed: int):
@@ -127,9 +139,12 @@ def main() -> None:
 
                             synthetic = pd.read_csv(out, dtype=str, keep_default_na=False,
                                                     na_filter=False)
-                            with on_records():
+                            # one thread for the scoring models: on a shared machine
+                            # more oversubscribe it (a scoring step took 8x as long)
+                            with on_records(), threadpool_limits(1):
                                 run.update(metrics.score(real, schema.encode(synthetic),
-                                                         unseen, table.target))
+                                                         unseen, table.target,
+                                                         model=table.model, schema=schema))
                         results.append(run)
                         log.write(json.dumps(run) + "\n")
                         log.flush()
@@ -138,6 +153,26 @@ def main() -> None:
                                  f", 3-way TV {run.get('tv3', float('nan')):.4f}, "
                                  f"{run['total_s']:.1f} s"), flush=True)
     print_table(results)
+    print_coefficients(results)
+
+
+def print_coefficients(results: list[dict]) -> None:
+    """The key coefficients of each table's standard regression (``tables.MODELS``): real,
+    synthetic and their ratio, mean over seeds."""
+    print("\n| table | ε | system | key coefficient | real | synthetic | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for table, epsilon, system in sorted({(r["table"], r["epsilon"], r["system"])
+                                          for r in results}):
+        ok = [r for r in results if (r["table"], r["epsilon"], r["system"]) == (
+            table, epsilon, system) and "coef_ratio_min" in r]
+        if not ok:
+            continue
+        names = [k[5:-5] for k in ok[0] if k.startswith("coef_") and k.endswith("_real")]
+        for name in names:
+            real, synthetic, ratio = (float(np.mean([r[f"coef_{name}_{part}"] for r in ok]))
+                                      for part in ("real", "synthetic", "ratio"))
+            print(f"| {table} | {epsilon:g} | {system} | {name} | {real:.4g} | "
+                  f"{synthetic:.4g} | {ratio:.3g} |")
 
 
 def print_table(results: list[dict]) -> None:

