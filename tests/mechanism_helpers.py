@@ -49,6 +49,7 @@ def spent(budget: PrivacyBudget) -> float:
 FAST = {
     "mst": {"iters": 30},
     "aim": {"rounds": 6, "round_iters": 10, "iters": 30},
+    "aim-rp": {"rounds": 6, "round_iters": 10, "iters": 30},
     "swift": {"iters": 30},
     "privbayes": {"iters": 30},
     "mwem": {"rounds": 3, "round_iters": 10, "iters": 30, "mw_passes": 2},

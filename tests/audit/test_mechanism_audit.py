@@ -113,6 +113,11 @@ SPECS = [
          power=est == "pgm")
     for est in ("pgm", "original")
 ] + [
+    # the AIM path (a share on AIM, the rest on the plan); the one-shot path is
+    # ResidualPlanner's measuring code, audited below
+    Spec("aim-rp", "pgm", 15.0, (("selection_share", 0.5), ("rounds", 2), ("round_iters", 3),
+                                 *FAST_PGM), "linear", 1.25, 800)
+] + [
     Spec("swift", est, 15.0, FAST_PGM, "linear", 1.125, 2000, power=est == "pgm")
     for est in ("pgm", "original")
 ] + [

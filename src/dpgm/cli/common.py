@@ -29,7 +29,7 @@ AUTO_DUCKDB_BYTES = 2**30
 #: the synthesizers and their estimators as --mechanism and --estimator offer them, named
 #: here so that ``dpgm --help`` imports no mechanism (tests/test_cli.py checks them against
 #: dpgm.mechanisms.REGISTRY)
-MECHANISMS = ("aim", "cgm", "dualquery", "hdmm", "mst", "mwem", "privbayes", "psgd",
+MECHANISMS = ("aim", "aim-rp", "cgm", "dualquery", "hdmm", "mst", "mwem", "privbayes", "psgd",
               "residual-planner", "swift")
 ESTIMATORS = ("em", "naive", "naive-projected", "original", "pgm", "sgd")
 #: Python parameter -> command-line flag, for messages that suggest an option

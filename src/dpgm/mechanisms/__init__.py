@@ -1,6 +1,7 @@
 """Differentially private mechanisms built on the shared core and Private-PGM estimation."""
 
 from dpgm.mechanisms.aim import AIM
+from dpgm.mechanisms.aim_residual import AIMResidual
 from dpgm.mechanisms.base import Mechanism
 from dpgm.mechanisms.bn import BNParameterLearner, DataDependentBN, DInd
 from dpgm.mechanisms.bn_learn import NetworkLearner
@@ -20,6 +21,7 @@ from dpgm.models.compression import DomainCompression
 REGISTRY: dict[str, type[Mechanism]] = {
     "mst": MST,
     "aim": AIM,
+    "aim-rp": AIMResidual,
     "swift": SWIFT,
     "privbayes": PrivBayes,
     "mwem": MWEM,
@@ -55,6 +57,7 @@ LEARNERS: dict[str, type[Mechanism]] = {**REGISTRY, **BN_LEARNERS, **NETWORK_LEA
 
 __all__ = [
     "AIM",
+    "AIMResidual",
     "BN_LEARNERS",
     "BNParameterLearner",
     "CGM",

@@ -1,0 +1,151 @@
+"""AIM+RP: AIM chooses the marginals, ResidualPlanner measures them together.
+
+AIM (:mod:`dpgm.mechanisms.aim`) measures each marginal it selects on its own, with the
+noise of its round. Marginals share their lower-order parts — two selected pairs share
+an attribute, every marginal shares the record count — so measuring them one at a time
+spends budget on the same information again and again. AIM+RP spends a share of the
+budget, ``selection_share``, on AIM (its selections and its measurements, all kept), then
+the rest on one ResidualPlanner plan (:mod:`dpgm.residuals`) over the marginals AIM
+selected and every one-way marginal: each residual of their downward closure measured
+once, with the allocation of least total variance. Private-PGM then fits every
+measurement of both steps, warm-started from AIM's model.
+
+Where the whole workload fits one small model (its junction tree has at most
+``one_shot_cells`` cells: a table of few, small columns), selection buys nothing that
+measuring every workload marginal would not give: ``selection_share="auto"`` (the
+default) then skips AIM and spends the whole budget on the plan over the workload, and
+otherwise gives AIM :data:`SELECTION_SHARE`. The switch reads public facts only.
+
+**Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
+differ by adding or removing one record). AIM spends ``selection_share``·ρ, accounted as
+AIM's docstring says (its own budget, charged entry by entry to this run's). The plan is
+chosen from AIM's outputs only (the cliques it selected: post-processing of released
+values) and the public domain and workload; each residual of the plan is a Gaussian
+measurement of ``p_B/(2u_B)``-zCDP (:mod:`dpgm.mechanisms.residual_planner`), summing to
+the remaining (1 − ``selection_share``)·ρ. Sequential composition: ρ in all. Estimation
+is post-processing.
+"""
+
+from __future__ import annotations
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.inference.junction_tree import TreeSizes
+from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
+from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
+from dpgm.mechanisms.residual_planner import measure_residuals
+from dpgm.random import Randomness
+from dpgm.residuals import LOSSES, plan_residuals
+from dpgm.validation import integer, number, one_of
+from dpgm.workload import Workload
+
+#: AIM's share of the budget where the workload does not fit one small model
+SELECTION_SHARE = 0.9
+#: the largest junction tree of the workload measured without selection (``"auto"``)
+ONE_SHOT_CELLS = 200_000
+
+
+class AIMResidual(Mechanism):
+    """AIM's selection, then one ResidualPlanner measurement of what it selected (see the
+    module docstring). ``selection_share``: AIM's part of the budget; ``loss``: the
+    plan's (``"sum"`` or ``"max"`` of the cell variances); the other options are AIM's.
+    """
+
+    privacy = "zcdp"
+
+    def __init__(
+        self,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        *,
+        rho: float | None = None,
+        estimator: str = "pgm",
+        selection_share: float | str = "auto",
+        one_shot_cells: int = ONE_SHOT_CELLS,
+        loss: str = "sum",
+        rounds: int | None = None,
+        alpha: float = 0.9,
+        max_model_size: float = DEFAULT_MODEL_SIZE,
+        max_cells: int = 10_000,
+        round_iters: int = 100,
+        iters: int = 1000,
+        max_memory: float | None = None,
+        progress: Progress | None = None,
+    ):
+        super().__init__(epsilon, delta, rho=rho, estimator=estimator, max_memory=max_memory,
+                         progress=progress)
+        # 0: no selection (the plan over the workload); below 1: the plan needs some
+        self.selection_share = (selection_share if selection_share == "auto" else number(
+            "selection_share", selection_share, low=0.0, high=1.0, high_open=True))
+        self.one_shot_cells = integer("one_shot_cells", one_shot_cells, least=1)
+        self.loss = one_of("loss", loss, LOSSES)
+        self.iters = integer("iters", iters, least=1)
+        self._aim_options = dict(rounds=rounds, alpha=alpha, max_model_size=max_model_size,
+                                 max_cells=max_cells, round_iters=round_iters, iters=iters)
+        self._selector(1.0)  # AIM checks its own options here, before any data
+
+    def _reset(self) -> None:
+        super()._reset()
+        #: the AIM run that selected the marginals, and the plan that measured them again
+        self.selector: AIM | None = None
+        self.residual_plan = None
+
+    def _selector(self, rho: float) -> AIM:
+        return AIM(rho=rho, delta=self.delta, max_memory=self.max_memory,
+                   progress=self.progress, **self._aim_options)
+
+    def workload_for(self, domain: Domain, workload: WorkloadLike | None) -> Workload:
+        """AIM's: the given workload, or every 2-way marginal of at most ``max_cells``."""
+        return self._selector(1.0).workload_for(domain, workload)
+
+    def share(self, domain: Domain, workload: Workload) -> float:
+        """AIM's share of the budget for this domain and workload (public facts only):
+        ``selection_share``, or for ``"auto"`` none where the workload's junction tree
+        has at most ``one_shot_cells`` cells, else :data:`SELECTION_SHARE`."""
+        if self.selection_share != "auto":
+            return float(self.selection_share)
+        small = TreeSizes(domain).cells(workload.cliques) <= self.one_shot_cells
+        return 0.0 if small else SELECTION_SHARE
+
+    def plan(self, domain: Domain, workload: Workload) -> None:
+        """AIM's checks, or the one-shot plan's size (public facts); the plan after AIM
+        follows its selection."""
+        if self.share(domain, workload) > 0:
+            self._selector(1.0).plan(domain, workload)
+        else:
+            super().plan(domain, workload)
+            self.check_tables(domain, workload.cliques, "the workload's marginals")
+
+    def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
+        budget, domain = self.budget, data.domain
+        share = self.share(domain, workload)
+        warm = None
+        if share > 0:
+            selector = self._selector(share * budget.total)
+            own = selector.new_budget()
+            selector.fit_within(data, workload, randomness, own, zeros=self.zeros)
+            budget.include(own)
+            self.selector, warm = selector, selector.model
+            chosen = [m.clique for m in selector.measurements]
+            self._say(f"AIM selected {len(chosen)} marginals with rho={own.total:.4g}")
+        else:
+            chosen = list(workload.cliques)
+            self._say(f"the workload's {len(chosen)} marginals fit one model of at most "
+                      f"{self.one_shot_cells:,} cells: measured without selection")
+        cliques = [c for c in dict.fromkeys(chosen)
+                   if not any(set(c) < set(o) for o in chosen)]
+        cliques += [(a,) for a in domain.attrs if not any(a in c for c in cliques)]
+        rest = (1.0 - share) * budget.total  # this run's, whatever else the ledger holds
+        plan = plan_residuals(domain, cliques, rest, self.loss)
+        self.residual_plan = plan
+        self._say(f"planned {len(plan.subsets)} residuals over {len(cliques)} marginals "
+                  f"(rho={rest:.4g})")
+        residuals = measure_residuals(data, plan, budget, randomness.noise)
+        selected = [] if self.selector is None else self.selector.measurements
+        self.measurements = [*selected, *residuals]
+        model = self.estimate(domain, self.measurements, iters=self.iters, warm_start=warm,
+                              callback=self._iteration_reporter(
+                                  self.iters, "estimation: loss at iteration"))
+        self._say(f"estimated the final model: {model.tree.size():,} cells, "
+                  f"total≈{model.total:.0f}")
+        return model

@@ -1,0 +1,71 @@
+"""AIM+RP: the budget split between AIM and the plan, the public switch that skips
+selection for small workloads, and what the plan measures. (The contract every learner
+keeps: test_conformance.py; the privacy claim: tests/audit.)"""
+
+from __future__ import annotations
+
+import pytest
+from mechanism_helpers import PublicOnly, sample_data
+
+from dpgm import Domain
+from dpgm.errors import DpgmError, ParameterError
+from dpgm.mechanisms import AIMResidual
+from dpgm.residuals import residual_subset
+from dpgm.workload import Workload
+
+DOMAIN = Domain(["a", "b", "c", "d"], [2, 3, 4, 2])
+
+
+@pytest.fixture(scope="module")
+def data():
+    return sample_data(DOMAIN, 3000, seed=2)
+
+
+def test_a_small_workload_is_measured_without_selection(data):
+    mechanism = AIMResidual(1.0, iters=30)
+    model = mechanism.fit(data, rng=0)
+    assert mechanism.selector is None
+    assert all(residual_subset(m) is not None for m in mechanism.measurements)
+    assert {frozenset(s) for s in mechanism.residual_plan.subsets} >= {
+        frozenset(p) for p in Workload.all_marginals(DOMAIN, 2).cliques}
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)
+    # its measurements are residuals: exact error bars for every measured marginal
+    _, error = model.marginal(("a", "c"), with_error=True)
+    assert error.shape == (2, 4)
+
+
+def test_the_switch_reads_the_workloads_junction_tree_only():
+    wide = Domain([f"x{i}" for i in range(8)], [10] * 8)
+    mechanism = AIMResidual(1.0)
+    assert mechanism.share(wide, Workload.all_marginals(wide, 2)) == 0.9
+    assert mechanism.share(DOMAIN, Workload.all_marginals(DOMAIN, 2)) == 0.0
+    assert AIMResidual(1.0, one_shot_cells=10).share(
+        DOMAIN, Workload.all_marginals(DOMAIN, 2)) == 0.9
+    assert AIMResidual(1.0, selection_share=0.3).share(
+        DOMAIN, Workload.all_marginals(DOMAIN, 2)) == 0.3
+    AIMResidual(1.0).check(wide)  # AIM's own checks, on public facts alone
+    with pytest.raises(DpgmError, match="unknown attribute"):
+        AIMResidual(1.0).fit(PublicOnly(wide), workload=[("x0", "zz")])
+
+
+def test_aim_spends_its_share_and_the_plan_the_rest(data):
+    mechanism = AIMResidual(1.0, selection_share=0.5, rounds=8, round_iters=10, iters=30)
+    mechanism.fit(data, rng=0)
+    rho = mechanism.budget.total
+    selected = {id(m) for m in mechanism.selector.measurements}
+    residuals = [m for m in mechanism.measurements if id(m) not in selected]
+    assert residuals and all(residual_subset(m) is not None for m in residuals)
+    assert sum(e.rho for e in mechanism.selector.budget.ledger) == pytest.approx(0.5 * rho)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(rho, rel=1e-12)
+    assert mechanism.residual_plan.rho == pytest.approx(0.5 * rho)
+    # the plan covers every marginal AIM selected (and every attribute)
+    chosen = {m.clique for m in mechanism.selector.measurements}
+    planned = {frozenset(s) for s in mechanism.residual_plan.subsets}
+    assert all(frozenset(c) in planned for c in chosen)
+
+
+@pytest.mark.parametrize("share", [1.0, -0.1, "half"])
+def test_a_share_that_leaves_the_plan_nothing_is_refused(share):
+    with pytest.raises(ParameterError):
+        AIMResidual(1.0, selection_share=share)
