@@ -8,7 +8,8 @@ part as raw values with the table's public schema, in a fresh process with a tim
 holdout. Time and peak memory are the system's own (its process). A system that fails or
 runs out of its budget is reported as such.
 
-Systems: ``dpgm-aim`` and ``dpgm-mst`` (``run_dpgm.py``); a peer runs where its venv is
+Systems: ``dpgm-aim``, ``dpgm-mst``, ``dpgm-aim-rp`` and ``dpgm-residual-planner``
+(``run_dpgm.py``); a peer runs where its venv is
 named (``--peer NAME=PYTHON``, e.g. ``dpmm=/path/to/dpmm-venv/bin/python`` runs
 ``benchmarks/peers/run_dpmm.py`` for AIM and MST).
 
@@ -46,7 +47,7 @@ SHOWN = ("tv1", "tv2", "tv3", "workload", "gb_accuracy", "lr_accuracy", "coef_ra
 def systems(peers: dict[str, str]) -> dict[str, list[str]]:
     """Each system's command (without its per-run arguments)."""
     found = {f"dpgm-{m}": [sys.executable, str(HERE / "run_dpgm.py"), "--mechanism", m]
-             for m in ("aim", "mst")}
+             for m in runner_mechanisms(HERE / "run_dpgm.py")}
     for name, python in peers.items():
         script = PEERS / f"run_{name}.py"
         if not script.exists():

@@ -1,5 +1,6 @@
-"""Fit dpgm's AIM or MST to a CSV of raw values with its schema and write a synthetic
-table of the same size: the dpgm side of the suite, with the peers' command line
+"""Fit one of dpgm's synthesizers (``MECHANISMS``: AIM, MST, AIM+RP, ResidualPlanner on
+all 2-way marginals; each with its defaults) to a CSV of raw values with its schema and
+write a synthetic table of the same size: the dpgm side of the suite, with the peers' command line
 (``benchmarks/peers/_runner.py``) so that every system runs the same way, each in a
 fresh process. Prints one JSON line."""
 
@@ -15,19 +16,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 
 from _runner import parser, report  # noqa: E402
 
+MECHANISMS = ("aim", "mst", "aim-rp", "residual-planner")
+
 
 def main() -> None:
     import pandas as pd
 
     from dpgm.errors import SeedWarning
-    from dpgm.mechanisms import AIM, MST
+    from dpgm.mechanisms import REGISTRY
     from dpgm.schema import Schema
 
     args = parser(__doc__.splitlines()[0]).parse_args()
+    if args.mechanism not in MECHANISMS:
+        raise SystemExit(f"--mechanism must be one of {MECHANISMS}")
     warnings.simplefilter("ignore", SeedWarning)  # seeded: a benchmark, not a release
     schema = Schema.from_json(json.loads(Path(args.spec).read_text()))
     frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, na_filter=False)
-    mechanism = (AIM if args.mechanism == "aim" else MST)(args.epsilon, args.delta)
+    mechanism = REGISTRY[args.mechanism](args.epsilon, args.delta)
     start = time.perf_counter()
     model = mechanism.fit(frame, schema=schema, rng=args.seed)
     fitted = time.perf_counter()
@@ -36,8 +41,8 @@ def main() -> None:
     synthetic.to_csv(args.out, index=False)
     from dpgm import __version__
 
-    report(start, fitted, sampled, f"dpgm {__version__} {args.mechanism.upper()} (Private-PGM "
-           f"estimation, zCDP, delta={args.delta:g})")
+    report(start, fitted, sampled, f"dpgm {__version__} {type(mechanism).__name__} "
+           f"(Private-PGM estimation, zCDP, delta={args.delta:g})")
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ def test_public_facts_fail_before_the_data_are_read():
                                                                    workload)
     with pytest.raises(DpgmError, match="cannot be sampled"):
         ResidualPlanner(1.0, estimator="original").check_synthesizable(DOMAIN, WORKLOAD)
+    with pytest.raises(DpgmError, match="approximate"):
+        ResidualPlanner(1.0, max_cells=1e4).check_synthesizable(wide, workload)
     with pytest.raises(DpgmError, match="no plan"):
         ResidualPlanner(1.0).variance(("a",))
 

@@ -172,7 +172,16 @@ class ResidualPlanner(Mechanism):
         return "convex"
 
     def check_synthesizable(self, domain: Domain, workload: WorkloadLike | None = None) -> None:
-        """Refuse the original estimator: its marginals are not one distribution."""
+        """Refuse the original estimator (its marginals are not one distribution) and an
+        approximate model (its potentials fit approximate marginals, not records drawn
+        from its exact distribution)."""
+        if self.estimator == "pgm" and self._route(
+                domain, self.workload_for(domain, workload)) == "convex":
+            raise DpgmError(
+                "the workload's junction tree is too large for exact inference, so "
+                "ResidualPlanner's model would be approximate, and records drawn from it do "
+                "not follow its marginals; use a workload with fewer or smaller marginals, "
+                "or aim-rp (which measures what it selects)")
         if self.estimator == "original":
             raise DpgmError(
                 "ResidualPlanner's original estimator keeps one reconstructed table per "
