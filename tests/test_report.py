@@ -51,7 +51,7 @@ def test_the_page_shows_scores_first_then_columns_pairs_utility_sanity_and_ledge
                   "SDNist k-marginal", "utility (gradient boosting, AUC)", "privacy sanity"):
         assert score in page.split("<h2>Columns")[0], score
     assert "model's 95% interval" in page  # error bars from the saved model
-    assert "one-way marginals" in page and "epsilon = 2" in page
+    assert "record count" in page and "epsilon = 2" in page  # the default mechanism's ledger
     assert "(missing)" not in page.split("<img")[0]
     assert json.loads(run[1].read_text())["spent"]["epsilon"] == pytest.approx(2.0)
 

@@ -33,6 +33,7 @@ def main() -> None:
     schema = Schema.from_json(json.loads(Path(args.spec).read_text()))
     frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, na_filter=False)
     mechanism = REGISTRY[args.mechanism](args.epsilon, args.delta)
+    mechanism.check_synthesizable(schema.domain)  # as dpgm synth: refused before reading
     start = time.perf_counter()
     model = mechanism.fit(frame, schema=schema, rng=args.seed)
     fitted = time.perf_counter()

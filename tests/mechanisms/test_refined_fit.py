@@ -9,7 +9,7 @@ import pytest
 
 import dpgm
 from dpgm.errors import DomainError
-from dpgm.mechanisms import AIM, MST, MWEM
+from dpgm.mechanisms import AIM, MST, MWEM, AIMResidual
 from dpgm.models.refinement import FINE, RefinedModel
 from dpgm.schema import Schema
 
@@ -48,13 +48,13 @@ def test_the_schema_holds_fine_cells_and_writes_its_coarse_bins():
                                             "integer": True, "refine": 4}}})
 
 
-@pytest.mark.parametrize("mechanism", [AIM, MST])
+@pytest.mark.parametrize("mechanism", [AIM, MST, AIMResidual])
 def test_refined_columns_are_measured_at_two_resolutions(table, mechanism):
     schema = Schema.from_json(SPEC)
     fitter = mechanism(1.0)
     model = fitter.fit(table, rng=0, schema=schema)
     assert isinstance(model, RefinedModel) and model.domain == schema.domain
-    split = fitter.model.domain if mechanism is AIM else model.split.domain
+    split = fitter.model.domain if mechanism is not MST else model.split.domain
     assert split["income"] == 6 and split[FINE.format("income")] == 8
     assert fitter.budget.spent_epsilon_delta()[0] == pytest.approx(1.0)
     rows = model.synthetic_data(rng=1)
@@ -94,7 +94,7 @@ def test_a_refined_model_round_trips_through_its_file(table, tmp_path):
     assert loaded.describe()["refined (sub-bins per bin)"] == {"income": 8}
 
 
-@pytest.mark.parametrize("mechanism", [AIM, MST])
+@pytest.mark.parametrize("mechanism", [AIM, MST, AIMResidual])
 def test_a_refined_attribute_is_measured_on_its_own_at_the_fine_level(table, mechanism):
     """Its 'one-way' is the pair of its bin and place (sensitivity 1, like any marginal);
     its place is never measured alone, and pairs with other columns use the bins."""

@@ -226,7 +226,7 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         "without it)",
     )
     command.add_argument(
-        "--mechanism", choices=MECHANISMS, default="mst", help="the mechanism (default: mst)"
+        "--mechanism", choices=MECHANISMS, default="aim-rp", help="the mechanism (default: aim-rp)"
     )
     command.add_argument(
         "--estimator",

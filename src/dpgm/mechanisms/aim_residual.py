@@ -52,6 +52,7 @@ class AIMResidual(Mechanism):
     """
 
     privacy = "zcdp"
+    refines = True  # as AIM: a refined column's one-way at its fine level, pairs at its bins
 
     def __init__(
         self,
@@ -123,7 +124,8 @@ class AIMResidual(Mechanism):
         if share > 0:
             selector = self._selector(share * budget.total)
             own = selector.new_budget()
-            selector.fit_within(data, workload, randomness, own, zeros=self.zeros)
+            selector.fit_within(data, workload, randomness, own, zeros=self.zeros,
+                                refined=self.refined)
             budget.include(own)
             self.selector, warm = selector, selector.model
             chosen = [m.clique for m in selector.measurements]
@@ -134,7 +136,8 @@ class AIMResidual(Mechanism):
                       f"{self.one_shot_cells:,} cells: measured without selection")
         cliques = [c for c in dict.fromkeys(chosen)
                    if not any(set(c) < set(o) for o in chosen)]
-        cliques += [(a,) for a in domain.attrs if not any(a in c for c in cliques)]
+        singles = self.one_way_cliques(domain)  # a refined attribute's: its bin and place
+        cliques += [s for s in singles if not any(set(s) <= set(c) for c in cliques)]
         rest = (1.0 - share) * budget.total  # this run's, whatever else the ledger holds
         plan = plan_residuals(domain, cliques, rest, self.loss)
         self.residual_plan = plan

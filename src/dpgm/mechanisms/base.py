@@ -332,14 +332,16 @@ class Mechanism:
         raise NotImplementedError
 
     def fit_within(self, data: Dataset, workload: Workload, randomness: Randomness,
-                   budget: PrivacyBudget, zeros: Sequence[Forbidden] = ()):
+                   budget: PrivacyBudget, zeros: Sequence[Forbidden] = (),
+                   refined: Refinement | None = None):
         """Run as one step of a larger mechanism: spend this mechanism's ε on ``data``,
         charged to ``budget`` (the larger one's, or its own to be included in it), holding
-        the larger one's structural ``zeros``, and return what it found. The caller has
-        done :meth:`fit`'s checks and encoding."""
+        the larger one's structural ``zeros`` and measuring through its ``refined``
+        domain, and return what it found. The caller has done :meth:`fit`'s checks and
+        encoding."""
         self._reset()
         self.budget = budget
-        self.zeros = list(zeros)
+        self.zeros, self.refined = list(zeros), refined
         return self._fit(data, workload, randomness)
 
     def _reset(self) -> None:

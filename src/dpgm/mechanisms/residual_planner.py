@@ -75,7 +75,7 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
                                 else np.ones((1, domain[a])) for a in home])
         measurements.append(measure_linear(
             data, home, query, rho=float(rho), budget=budget, rng=rng,
-            label=f"residual of {subset}" if subset else "record count"))
+            label=f"residual of {' × '.join(subset)}" if subset else "record count"))
     return measurements
 
 
