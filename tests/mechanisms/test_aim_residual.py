@@ -69,3 +69,14 @@ def test_aim_spends_its_share_and_the_plan_the_rest(data):
 def test_a_share_that_leaves_the_plan_nothing_is_refused(share):
     with pytest.raises(ParameterError):
         AIMResidual(1.0, selection_share=share)
+
+
+def test_a_ledger_without_room_is_refused_before_aim_reads_anything(data):
+    from mechanism_helpers import prespent
+
+    from dpgm.errors import BudgetExceededError
+
+    mechanism = prespent(AIMResidual(1.0, selection_share=0.5, rounds=8), 0.2)
+    with pytest.raises(BudgetExceededError):
+        mechanism.fit(data, rng=0)
+    assert [e.label for e in mechanism.budget.ledger] == ["another release"]

@@ -119,6 +119,9 @@ class AIMResidual(Mechanism):
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
         budget, domain = self.budget, data.domain
+        # AIM spends from its own budget, included in this run's afterwards: refuse here,
+        # before AIM reads anything, where this run's ledger cannot take it all
+        budget.require(budget.total, "AIM+RP")
         share = self.share(domain, workload)
         warm = None
         if share > 0:
@@ -129,7 +132,7 @@ class AIMResidual(Mechanism):
             budget.include(own)
             self.selector, warm = selector, selector.model
             chosen = [m.clique for m in selector.measurements]
-            self._say(f"AIM selected {len(chosen)} marginals with rho={own.total:.4g}")
+            self._say(f"AIM measured {len(chosen)} marginals with rho={own.total:.4g}")
         else:
             chosen = list(workload.cliques)
             self._say(f"the workload's {len(chosen)} marginals fit one model of at most "
