@@ -98,3 +98,15 @@ def test_the_max_loss_evens_out_the_workloads_variances(data):
         m.check(DOMAIN, WORKLOAD)
     assert max(by_max.variance(c) for c in WORKLOAD) < max(by_sum.variance(c)
                                                            for c in WORKLOAD)
+
+
+def test_a_ledger_without_room_for_the_whole_plan_is_refused_before_the_first_residual(
+        data):
+    from mechanism_helpers import prespent
+
+    from dpgm.errors import BudgetExceededError
+
+    mechanism = prespent(ResidualPlanner(1.0, iters=5), 0.3)
+    with pytest.raises(BudgetExceededError):
+        mechanism.fit(data, WORKLOAD, rng=0)
+    assert [e.label for e in mechanism.budget.ledger] == ["another release"]

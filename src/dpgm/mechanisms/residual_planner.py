@@ -67,6 +67,9 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     same answers), so that estimation fits the workload's tables alone rather than a
     table per subset as well."""
     domain = data.domain
+    # the charges come one residual at a time: refuse them all before the first where the
+    # ledger cannot take the whole plan, so that nothing is read or spent in vain
+    budget.require(float(plan.rhos.sum()), "the plan's residuals")
     measurements = []
     for subset, rho in zip(plan.subsets, plan.rhos):
         holder = min((c for c in plan.workload if set(subset) <= set(c)), key=domain.size)
