@@ -59,6 +59,7 @@ class Spec:
     width: int = 2
     workload: tuple | None = None
     power: bool = True
+    slow: bool = False  # run with --run-slow: a composition of parts audited on their own
 
     @property
     def domain(self) -> Domain:
@@ -113,10 +114,11 @@ SPECS = [
          power=est == "pgm")
     for est in ("pgm", "original")
 ] + [
-    # the AIM path (a share on AIM, the rest on the plan); the one-shot path is
-    # ResidualPlanner's measuring code, audited below
+    # the AIM path (a share on AIM, the rest on the plan), with --run-slow: AIM and the
+    # plan's measuring code (ResidualPlanner's, the default's one-shot path) are audited
+    # on their own in CI
     Spec("aim-rp", "pgm", 15.0, (("selection_share", 0.5), ("rounds", 2), ("round_iters", 3),
-                                 *FAST_PGM), "linear", 1.25, 800)
+                                 *FAST_PGM), "linear", 1.25, 800, slow=True)
 ] + [
     Spec("swift", est, 15.0, FAST_PGM, "linear", 1.125, 2000, power=est == "pgm")
     for est in ("pgm", "original")
@@ -167,7 +169,12 @@ def test_every_mechanism_and_estimator_is_audited():
     assert audited == {(n, e) for n, cls in learners.items() for e in cls.estimators}
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def _params(specs, ids):
+    return [pytest.param(s, id=i, marks=[pytest.mark.slow] if s.slow else [])
+            for s, i in zip(specs, ids)]
+
+
+@pytest.mark.parametrize("spec", _params(SPECS, IDS))
 def test_the_claim_survives_its_audit(spec, scale):
     runs = int(spec.runs * scale)
     with_record, without = collect(spec, runs)
@@ -176,8 +183,8 @@ def test_the_claim_survives_its_audit(spec, scale):
     assert outcome.hits > outcome.hits_without  # the event does tell the neighbours apart
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if s.power], ids=[
-    i for i, s in zip(IDS, SPECS) if s.power])
+@pytest.mark.parametrize("spec", _params([s for s in SPECS if s.power],
+                                         [i for i, s in zip(IDS, SPECS) if s.power]))
 def test_halved_noise_is_caught(spec, scale):
     runs = int(spec.runs * scale)
     with_record, without = collect(spec, runs, halved=True, seeded=True)

@@ -357,7 +357,7 @@ def test_the_command_line_sets_the_model_size_of_aim_only(tmp_path, capsys):
                         str(tmp_path / "aim.csv")]) == 0
     assert "the model may grow to 65,536 cells (0.5 MB, --max-model-size)" in \
         capsys.readouterr().err
-    assert main(base + ["--out", str(tmp_path / "mst.csv")]) == 2
+    assert main(base + ["--mechanism", "mst", "--out", str(tmp_path / "mst.csv")]) == 2
     assert "--max-model-size does not apply to mst" in capsys.readouterr().err
 
 
