@@ -4,19 +4,22 @@ from __future__ import annotations
 
 
 def synth_on_engines(data, table_option: list[str], engines, tmp_path, *, seed: int,
-                     rows: int) -> list[str]:
+                     rows: int, mechanism: str = "mst") -> list[str]:
     """What ``dpgm synth`` fits from ``data`` on each engine, with ``table_option``
     (``["--domain", path]`` or ``["--schema", path]``), as text to compare: the records
     that the saved model gives for one seed (decoded), the same wherever the model is.
     Spark draws the command's own records on its partitions, with their own seed
-    streams; the model is what must not depend on the engine."""
+    streams; the model is what must not depend on the engine. ``mechanism``: MST unless
+    named (the engines count; every mechanism reads its counts alike, and the default's
+    Private-PGM iterations would only slow the comparison)."""
     import dpgm
     from dpgm.cli import main
 
     outputs = []
     for name in engines:
         out, model = tmp_path / f"{name}.csv", tmp_path / f"{name}.dpgm"
-        status = main(["synth", str(data), *table_option, "--epsilon", "1", "--seed",
+        status = main(["synth", str(data), *table_option, "--mechanism", mechanism,
+                       "--epsilon", "1", "--seed",
                        str(seed), "--engine", name, "--out", str(out), "--rows", str(rows),
                        "--save-model", str(model), "--force"])
         assert status == 0

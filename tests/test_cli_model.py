@@ -34,7 +34,8 @@ def test_save_then_answer_with_the_data_file_deleted(raw, tmp_path, capsys):
     data, schema = raw
     model, out = tmp_path / "m.dpgm", tmp_path / "synth.csv"
     assert main(["synth", str(data), "--schema", str(schema), "--epsilon", "1", "--seed", "3",
-                 "--out", str(out), "--save-model", str(model), "--rows", "50"]) == 0
+                 "--iters", "200", "--out", str(out), "--save-model", str(model),
+                 "--rows", "50"]) == 0
     spent_line = capsys.readouterr().out
     assert "privacy spent: epsilon=1" in spent_line
     data.unlink()

@@ -28,7 +28,8 @@ def raw(tmp_path):
 def test_a_raw_table_comes_back_with_its_columns_dtypes_and_labels(raw, tmp_path, capsys):
     data, schema = raw
     out = tmp_path / "synthetic.csv"
-    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "2", "--out", str(out)]
+    args = ["synth", str(data), "--schema", str(schema), "--mechanism", "mst", "--epsilon", "2",
+            "--out", str(out)]
     assert main([*args, "--seed", "0"]) == 0
     real, synthetic = pd.read_csv(data), pd.read_csv(out)
     assert list(synthetic.columns) == list(real.columns)
@@ -43,7 +44,8 @@ def test_a_raw_table_comes_back_with_its_columns_dtypes_and_labels(raw, tmp_path
 def test_given_conditions_the_synthetic_table(raw, tmp_path):
     data, schema = raw
     out = tmp_path / "given.csv"
-    args = ["synth", str(data), "--schema", str(schema), "--epsilon", "2", "--out", str(out)]
+    args = ["synth", str(data), "--schema", str(schema), "--mechanism", "mst", "--epsilon", "2",
+            "--out", str(out)]
     assert main([*args, "--seed", "0", "--given", "sex=M", "--given", "ok=True"]) == 0
     synthetic = pd.read_csv(out)
     assert (synthetic["sex"] == "M").all() and synthetic["ok"].all()

@@ -10,15 +10,11 @@ with its python, not with dpgm's:
 
 Discretisation (``--binning spec``, the default): the suite's one public discretisation,
 identical for every system. The runner codes each column itself from the spec, by dpgm's
-rules: a categorical value is the index of its label; a numeric value is clipped to
-[lower, upper] and put in one of the spec's ``bins`` equal-width bins, with dpgm's edges
-(``np.linspace`` rounded to 15 significant digits, or the spec's list of edges; bin i is
-[e_i, e_i+1), the last also holds its upper edge). dpmm's pipeline is given these codes
+rules (``_codes.py``, shared by every runner: labels in order, dpgm's bin edges, a last
+code for missing values where a column is nullable). dpmm's pipeline is given these codes
 with the public domain sizes and its own preprocessing disabled, so no budget goes to
 binning or domains: the whole epsilon goes to the model. Synthetic codes are decoded as
-dpgm decodes them: a label, or a number drawn uniformly within its bin, among the whole
-numbers of the bin for an integer column, among the values with the spec's ``decimals``
-where given, else on the line. (dpmm's UniformBinner takes a number of bins too, but its
+dpgm decodes them (``_codes.py``). (dpmm's UniformBinner takes a number of bins too, but its
 edges are computed in other floating point and it rounds integer draws, which can leave a
 bin: coding here keeps the edges exactly dpgm's.)
 
@@ -44,6 +40,7 @@ from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
+from _codes import decode, encode, size
 from _runner import parser, report
 from dpmm.pipelines import AIMPipeline, MSTPipeline, PrivBayesPipeline
 
@@ -51,93 +48,6 @@ MECHANISMS = ("aim", "mst", "privbayes")
 PIPELINES = {"aim": AIMPipeline, "mst": MSTPipeline, "privbayes": PrivBayesPipeline}
 
 
-# -- the suite's discretisation (the same helpers as run_smartnoise.py) ------------------
-def edges(spec: dict) -> np.ndarray:
-    """dpgm's bin edges of a numeric column (dpgm.schema.columns.Numeric)."""
-    if isinstance(spec["bins"], list):
-        return np.array([float(e) for e in spec["bins"]])
-    lo, hi = float(spec["lower"]), float(spec["upper"])
-    return np.array([float(f"{e:.15g}") for e in np.linspace(lo, hi, int(spec["bins"]) + 1)])
-
-
-def size(spec: dict) -> int:
-    return len(spec["labels"]) if spec["kind"] == "categorical" else len(edges(spec)) - 1
-
-
-def encode(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
-    """Every column's codes 0..size-1, by dpgm's rules (values read as text)."""
-    out = {}
-    for name, spec in columns.items():
-        if spec["kind"] not in ("categorical", "numeric") or spec.get("nullable") or spec.get(
-                "other") or (spec.get("refine") or 1) > 1:
-            raise SystemExit(f"column {name!r}: only plain categorical and numeric columns "
-                             "(no nullable, other or refine) are supported by this runner")
-        values = frame[name].str.strip()
-        if spec["kind"] == "categorical":
-            index = {str(label): i for i, label in enumerate(spec["labels"])}
-            codes = values.map(index)
-            if codes.isna().any():
-                raise SystemExit(f"column {name!r}: {values[codes.isna()].iloc[0]!r} is not "
-                                 "one of the spec's labels")
-            out[name] = codes.to_numpy(dtype=np.int64)
-        else:
-            numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-            if not np.isfinite(numbers).all():
-                bad = values[~np.isfinite(numbers)].iloc[0]
-                raise SystemExit(f"column {name!r}: {bad!r} is not a finite number")
-            e = edges(spec)
-            codes = np.searchsorted(e, np.clip(numbers, e[0], e[-1]), side="right") - 1
-            out[name] = np.minimum(codes, len(e) - 2).astype(np.int64)
-    return pd.DataFrame(out)
-
-
-def grid(e: np.ndarray, spec: dict) -> tuple[np.ndarray, np.ndarray]:
-    """For each bin, the first and last step k of the column's grid (values k * unit) that
-    its coding puts in the bin (dpgm's Numeric._grid_steps, coarse bins)."""
-    integer, decimals = bool(spec.get("integer")), spec.get("decimals")
-    unit = 1.0 if integer else 10.0 ** -decimals
-
-    def value(k):
-        return k if integer else np.round(k * unit, decimals)
-
-    scaled = e / unit
-    near = np.round(scaled)
-    scaled = np.where(np.abs(scaled - near) <= 1e-9, near, scaled)
-    first = np.ceil(scaled[:-1])
-    last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
-    first = np.where(value(first) < e[:-1], first + 1, first)
-    first = np.where(value(first - 1) >= e[:-1], first - 1, first)
-    upper = np.concatenate([e[1:-1], [np.inf]])
-    last = np.where(value(last) >= upper, last - 1, last)
-    last = np.where((value(last + 1) < upper) & (value(last + 1) <= e[-1]), last + 1, last)
-    return first, last
-
-
-def decode(codes: pd.DataFrame, columns: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """Codes back to values: labels, or numbers drawn uniformly within their bin (on the
-    column's grid of whole numbers or decimals where it has one), as dpgm decodes."""
-    out = {}
-    for name, spec in columns.items():
-        c = codes[name].to_numpy(dtype=np.int64)
-        if spec["kind"] == "categorical":
-            out[name] = np.asarray(spec["labels"], dtype=object)[c]
-            continue
-        e = edges(spec)
-        line = e[c] + rng.random(len(c)) * (e[c + 1] - e[c])
-        if not spec.get("integer") and spec.get("decimals") is None:
-            out[name] = line
-            continue
-        first, last = grid(e, spec)
-        k = np.minimum(first[c] + np.floor(rng.random(len(c)) * (last[c] - first[c] + 1)),
-                       last[c])
-        if spec.get("integer"):
-            k = np.where(first[c] <= last[c], k, np.round(line))
-            out[name] = k.astype(np.int64)
-        else:
-            d = spec["decimals"]
-            out[name] = np.where(first[c] <= last[c], np.round(k * 10.0 ** -d, d), line)
-    return pd.DataFrame(out)
-# ----------------------------------------------------------------------------------------
 
 
 def privtree_input(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
@@ -173,7 +83,8 @@ def main():
 
     t0 = time.perf_counter()  # coding the table counts in the fit, as dpgm's does
     if a.binning == "spec":
-        data, domain = encode(frame, columns), {c: size(s) for c, s in columns.items()}
+        data = pd.DataFrame(encode(frame, columns), columns=list(columns))
+        domain = {c: size(s) for c, s in columns.items()}
         model_eps = a.epsilon
         model = Pipeline(epsilon=model_eps, delta=a.delta, disable_processing=True, **gen)
     else:

@@ -32,18 +32,15 @@ CliqueVector, expanded to the new cliques the same way). MST's own synthetic_dat
 draws as many records as the model's noisy total; the runner then drops random records or
 repeats random ones to hit the training size (a few records either way).
 
-Discretisation, from the spec alone (no budget): a categorical column is coded over its
-labels in order; a numeric column is cut into its spec's bins exactly as dpgm cuts it
-(``bins`` equal-width bins on [lower, upper], edges rounded to 15 significant digits, or
-the listed edges; bin i holds [e_i, e_i+1), the last bin its upper edge too; values
-outside the bounds clipped). Decoding draws a value uniformly within its bin: among the
-whole numbers (integer) or the numbers written with ``decimals`` decimals that fall in
-the bin, else on the line. --seed seeds numpy's global generator, from which the scripts
-and mbi draw everything (Gaussian noise, the exponential mechanism, synthetic records),
-and a separate generator for the runner's decoding and row-count fix; estimation in JAX
-is deterministic, so a run is reproducible from its seed. fit_s includes the scripts'
-own record sampling (both draw inside run()/MST()); sample_s is the decoding alone.
-run_privsyn.py imports this file's check, encode and decode.
+Discretisation, from the spec alone (no budget), by dpgm's rules (``_codes.py``, shared
+by every runner: labels in order, dpgm's bin edges, a last code for missing values where
+a column is nullable); decoding as dpgm decodes (a number drawn uniformly within its
+bin, on the spec's grid of whole numbers or decimals). --seed seeds numpy's global
+generator, from which the scripts and mbi draw everything (Gaussian noise, the
+exponential mechanism, synthetic records), and a separate generator for the runner's
+decoding and row-count fix; estimation in JAX is deterministic, so a run is reproducible
+from its seed. fit_s includes the scripts' own record sampling (both draw inside
+run()/MST()); sample_s is the decoding alone.
 
 Speed: on CPU the AIM script spends most of each round in worst_approximated, whose
 model.project(cl) for every candidate is, in mbi 2.0, variable elimination jitted per
@@ -66,94 +63,12 @@ import types
 
 import numpy as np
 import pandas as pd
+from _codes import check, decode, encode, size
 from _runner import parser, report
 
 MECHANISMS = ("aim", "mst")
 MBI_VERSION = "2.0.0"
 MECHANISMS_COMMIT = "361705d7f05f8c0ac4d5b3640e688eb4f692346e"
-
-
-# -- the spec's discretisation (as dpgm.schema.columns cuts and draws) -----------------
-def edges_of(spec: dict) -> np.ndarray:
-    if isinstance(spec["bins"], list):
-        return np.array(spec["bins"], dtype=float)
-    edges = np.linspace(float(spec["lower"]), float(spec["upper"]), int(spec["bins"]) + 1)
-    return np.array([float(f"{e:.15g}") for e in edges])
-
-
-def grid(spec: dict, edges: np.ndarray):
-    """For each bin, the first and last step k of the values' grid (k * unit) inside it,
-    and how step k is written; None where the column has no grid."""
-    if spec.get("integer"):
-        unit = 1.0
-    elif spec.get("decimals") is not None:
-        unit = 10.0 ** -spec["decimals"]
-    else:
-        return None
-
-    def write(k):
-        return k if spec.get("integer") else np.round(k * unit, spec["decimals"])
-
-    scaled = edges / unit
-    near = np.round(scaled)
-    scaled = np.where(np.abs(scaled - near) <= 1e-9, near, scaled)
-    first = np.ceil(scaled[:-1])
-    last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
-    first = np.where(write(first) < edges[:-1], first + 1, first)
-    first = np.where(write(first - 1) >= edges[:-1], first - 1, first)
-    upper = np.concatenate([edges[1:-1], [np.inf]])
-    last = np.where(write(last) >= upper, last - 1, last)
-    last = np.where((write(last + 1) < upper) & (write(last + 1) <= edges[-1]), last + 1, last)
-    if (first > last).any():
-        raise SystemExit("a bin holds no value of its column's grid")
-    return first, last, write
-
-
-def check(cols: dict) -> None:
-    for c, s in cols.items():
-        if s["kind"] not in ("categorical", "numeric") or s.get("nullable") or s.get(
-                "other") or (s.get("refine") or 1) > 1:
-            raise SystemExit(f"column {c!r}: only plain categorical and numeric columns "
-                             "(no nullable, other or refine) are supported")
-
-
-def encode(df: pd.DataFrame, cols: dict) -> tuple[dict, dict]:
-    """Codes of each column and its number of codes."""
-    codes, sizes = {}, {}
-    for c, s in cols.items():
-        if s["kind"] == "categorical":
-            labels = [str(v) for v in s["labels"]]
-            code = df[c].map({v: i for i, v in enumerate(labels)})
-            if code.isna().any():
-                raise SystemExit(f"column {c!r} has values outside its labels")
-            codes[c], sizes[c] = code.to_numpy(dtype=np.int64), len(labels)
-        else:
-            e = edges_of(s)
-            x = pd.to_numeric(df[c], errors="raise").to_numpy(dtype=float)
-            if not np.isfinite(x).all():
-                raise SystemExit(f"column {c!r} has missing or infinite values")
-            k = np.searchsorted(e, np.clip(x, e[0], e[-1]), side="right") - 1
-            codes[c], sizes[c] = np.minimum(k, len(e) - 2), len(e) - 1
-    return codes, sizes
-
-
-def decode(codes: dict, cols: dict, rng: np.random.Generator) -> pd.DataFrame:
-    out = {}
-    for c, s in cols.items():
-        k = np.asarray(codes[c], dtype=np.int64)
-        if s["kind"] == "categorical":
-            out[c] = np.array([str(v) for v in s["labels"]], dtype=object)[k]
-            continue
-        e = edges_of(s)
-        g = grid(s, e)
-        if g is None:
-            out[c] = e[k] + rng.random(len(k)) * (e[k + 1] - e[k])
-        else:
-            first, last, write = g
-            step = np.minimum(first[k] + np.floor(rng.random(len(k)) * (last[k] - first[k] + 1)),
-                              last[k])
-            out[c] = write(step).astype(np.int64) if s.get("integer") else write(step)
-    return pd.DataFrame(out, columns=list(cols))
 
 
 # -- mbi 2.0 bridges for the 2026-07 scripts -----------------------------------------
@@ -182,7 +97,7 @@ def main():
     cols = json.load(open(a.spec))["columns"]
     check(cols)
     df = pd.read_csv(a.data, dtype=str, keep_default_na=False)[list(cols)]
-    codes, sizes = encode(df, cols)
+    codes, sizes = encode(df, cols), {c: size(s) for c, s in cols.items()}
 
     with contextlib.redirect_stdout(sys.stderr):  # the scripts print; keep stdout for JSON
         import aim

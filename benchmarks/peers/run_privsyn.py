@@ -36,10 +36,9 @@ own functions (--as-published turns the mending off):
   append_attrs is called one attribute at a time and the records are shuffled (numpy's
   global generator) after each, as intended.
 
-The table is coded from the spec alone, exactly as run_mbi.py codes it (its encode and
-decode, imported from it): categorical columns over their labels in order, numeric
-columns in the spec's equal-width bins with dpgm's edges; decoding draws uniformly
-within the bin (on the integer/decimals grid where the spec gives one). --seed is
+The table is coded from the spec alone, as every runner codes it (``_codes.py``: labels
+in order, dpgm's bin edges, a last code for missing values where a column is nullable);
+decoding as dpgm decodes (uniform within the bin, on the spec's grid where it has one). --seed is
 PrivSynModel's random_state, which seeds numpy's global generator for fit and again for
 sample (all of PrivSyn's noise and randomness is drawn from it), and seeds the runner's
 decoding; a run is reproducible from its seed. Prints one JSON line.
@@ -52,8 +51,8 @@ import time
 
 import numpy as np
 import pandas as pd
+from _codes import check, decode, encode, size
 from _runner import parser, report
-from run_mbi import check, decode, encode
 
 MECHANISMS = ("privsyn",)
 PRIVSYN_VERSION = "0.1.1"
@@ -104,7 +103,7 @@ def main():
     cols = json.load(open(a.spec))["columns"]
     check(cols)
     df = pd.read_csv(a.data, dtype=str, keep_default_na=False)[list(cols)]
-    codes, sizes = encode(df, cols)
+    codes, sizes = encode(df, cols), {c: size(s) for c, s in cols.items()}
     frame = pd.DataFrame(codes, columns=list(cols))
     n = len(df)
 

@@ -14,19 +14,15 @@ synthesizer (Synthesizer.list_synthesizers(): mwem, dpctgan, patectgan, mst, pac
 dpgan, pategan, aim); GSD lives only in the smartnoise-sdk repository's source.
 
 Discretisation: the suite's one public discretisation, identical for every system. The
-runner codes each column itself from the spec, by dpgm's rules: a categorical value is the
-index of its label; a numeric value is clipped to [lower, upper] and put in one of the
-spec's ``bins`` equal-width bins, with dpgm's edges (``np.linspace`` rounded to 15
-significant digits, or the spec's list of edges; bin i is [e_i, e_i+1), the last also
-holds its upper edge). smartnoise gets these codes through a TableTransformer of
+runner codes each column itself from the spec, by dpgm's rules (``_codes.py``, shared
+by every runner: labels in order, dpgm's bin edges, a last code for missing values where
+a column is nullable). smartnoise gets these codes through a TableTransformer of
 PublicCodes, a column transformer that passes a code through and declares the public
 number of codes, so preprocessor_eps stays 0 (no budget on bounds, bins or domains) and
 the whole epsilon goes to the synthesizer. (smartnoise's own BinTransformer computes its
 bins in other floating point, and its LabelTransformer reads a column's categories off
 the data, dropping the labels no record has.) Synthetic codes are decoded as dpgm decodes
-them: a label, or a number drawn uniformly within its bin, among the whole numbers of the
-bin for an integer column, among the values with the spec's ``decimals`` where given,
-else on the line.
+them (``_codes.py``).
 
 Sampling (``--sampling``): smartnoise draws the records with mbi 1.1.0's
 MarkovRandomField.synthetic_data, whose default method "round" (randomized rounding)
@@ -54,6 +50,7 @@ from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
+from _codes import decode, encode, size
 from _runner import parser, report
 from mbi import MarkovRandomField
 from snsynth import Synthesizer, TableTransformer
@@ -63,93 +60,6 @@ from snsynth.transform.definitions import ColumnType
 MECHANISMS = ("aim", "mst")
 
 
-# -- the suite's discretisation (the same helpers as run_dpmm.py) ------------------
-def edges(spec: dict) -> np.ndarray:
-    """dpgm's bin edges of a numeric column (dpgm.schema.columns.Numeric)."""
-    if isinstance(spec["bins"], list):
-        return np.array([float(e) for e in spec["bins"]])
-    lo, hi = float(spec["lower"]), float(spec["upper"])
-    return np.array([float(f"{e:.15g}") for e in np.linspace(lo, hi, int(spec["bins"]) + 1)])
-
-
-def size(spec: dict) -> int:
-    return len(spec["labels"]) if spec["kind"] == "categorical" else len(edges(spec)) - 1
-
-
-def encode(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
-    """Every column's codes 0..size-1, by dpgm's rules (values read as text)."""
-    out = {}
-    for name, spec in columns.items():
-        if spec["kind"] not in ("categorical", "numeric") or spec.get("nullable") or spec.get(
-                "other") or (spec.get("refine") or 1) > 1:
-            raise SystemExit(f"column {name!r}: only plain categorical and numeric columns "
-                             "(no nullable, other or refine) are supported by this runner")
-        values = frame[name].str.strip()
-        if spec["kind"] == "categorical":
-            index = {str(label): i for i, label in enumerate(spec["labels"])}
-            codes = values.map(index)
-            if codes.isna().any():
-                raise SystemExit(f"column {name!r}: {values[codes.isna()].iloc[0]!r} is not "
-                                 "one of the spec's labels")
-            out[name] = codes.to_numpy(dtype=np.int64)
-        else:
-            numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-            if not np.isfinite(numbers).all():
-                bad = values[~np.isfinite(numbers)].iloc[0]
-                raise SystemExit(f"column {name!r}: {bad!r} is not a finite number")
-            e = edges(spec)
-            codes = np.searchsorted(e, np.clip(numbers, e[0], e[-1]), side="right") - 1
-            out[name] = np.minimum(codes, len(e) - 2).astype(np.int64)
-    return pd.DataFrame(out)
-
-
-def grid(e: np.ndarray, spec: dict) -> tuple[np.ndarray, np.ndarray]:
-    """For each bin, the first and last step k of the column's grid (values k * unit) that
-    its coding puts in the bin (dpgm's Numeric._grid_steps, coarse bins)."""
-    integer, decimals = bool(spec.get("integer")), spec.get("decimals")
-    unit = 1.0 if integer else 10.0 ** -decimals
-
-    def value(k):
-        return k if integer else np.round(k * unit, decimals)
-
-    scaled = e / unit
-    near = np.round(scaled)
-    scaled = np.where(np.abs(scaled - near) <= 1e-9, near, scaled)
-    first = np.ceil(scaled[:-1])
-    last = np.concatenate([np.ceil(scaled[1:-1]) - 1, [np.floor(scaled[-1])]])
-    first = np.where(value(first) < e[:-1], first + 1, first)
-    first = np.where(value(first - 1) >= e[:-1], first - 1, first)
-    upper = np.concatenate([e[1:-1], [np.inf]])
-    last = np.where(value(last) >= upper, last - 1, last)
-    last = np.where((value(last + 1) < upper) & (value(last + 1) <= e[-1]), last + 1, last)
-    return first, last
-
-
-def decode(codes: pd.DataFrame, columns: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """Codes back to values: labels, or numbers drawn uniformly within their bin (on the
-    column's grid of whole numbers or decimals where it has one), as dpgm decodes."""
-    out = {}
-    for name, spec in columns.items():
-        c = codes[name].to_numpy(dtype=np.int64)
-        if spec["kind"] == "categorical":
-            out[name] = np.asarray(spec["labels"], dtype=object)[c]
-            continue
-        e = edges(spec)
-        line = e[c] + rng.random(len(c)) * (e[c + 1] - e[c])
-        if not spec.get("integer") and spec.get("decimals") is None:
-            out[name] = line
-            continue
-        first, last = grid(e, spec)
-        k = np.minimum(first[c] + np.floor(rng.random(len(c)) * (last[c] - first[c] + 1)),
-                       last[c])
-        if spec.get("integer"):
-            k = np.where(first[c] <= last[c], k, np.round(line))
-            out[name] = k.astype(np.int64)
-        else:
-            d = spec["decimals"]
-            out[name] = np.where(first[c] <= last[c], np.round(k * 10.0 ** -d, d), line)
-    return pd.DataFrame(out)
-# ----------------------------------------------------------------------------------------
 
 
 class PublicCodes(ColumnTransformer):
@@ -202,7 +112,7 @@ def main():
     np.random.seed(a.seed)  # noqa: NPY002 - smartnoise and mbi draw from the global generator
     synth = Synthesizer.create(a.mechanism, epsilon=a.epsilon, delta=a.delta)
     t0 = time.perf_counter()  # coding the table counts in the fit, as dpgm's does
-    codes = encode(frame, columns)
+    codes = pd.DataFrame(encode(frame, columns), columns=list(columns))
     transformer = TableTransformer([PublicCodes(size(s)) for s in columns.values()])
     with contextlib.redirect_stdout(sys.stderr):  # smartnoise prints; keep stdout for JSON
         synth.fit(codes, transformer=transformer, preprocessor_eps=0.0)

@@ -16,6 +16,11 @@ named (``--peer NAME=PYTHON``, e.g. ``dpmm=/path/to/dpmm-venv/bin/python`` runs
 ``--quick``: one seed, ε = 1, adult and diamonds, dpgm's systems and the named peers,
 each run within 5 minutes (a slower one is reported as out of its budget).
 Prints the table (mean ± standard error over seeds) and writes every run to ``--out``.
+
+``--keep DIR`` keeps each run's synthetic table and report; ``--rescore DIR`` runs no
+system and scores what DIR holds under the same names (``TABLE-SEED-eEPSILON-SYSTEM.csv``
+and ``.json``, the runner's JSON line or ``{"status": ...}`` for a run that made no
+table), so that runs made on another machine are scored here on the same split.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import ast
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +101,30 @@ def run_one(command: list[str], train_csv: Path, spec: Path, epsilon: float, see
     return report
 
 
+def keep_run(folder: Path, stem: str, run: dict, out: Path) -> None:
+    """Keep a run's report (and its synthetic table, if it made one) under ``stem``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(run) + "\n")
+    if run["status"] == "ok":
+        shutil.copyfile(out, folder / f"{stem}.csv")
+
+
+def kept_run(folder: Path, stem: str) -> dict | None:
+    """A kept run's report (its last JSON line; "ok" where its synthetic table is there),
+    or None where the folder holds no such run."""
+    report = folder / f"{stem}.json"
+    if not report.exists():
+        return None
+    lines = report.read_text().strip().splitlines()
+    run = json.loads(lines[-1]) if lines else {}
+    if (folder / f"{stem}.csv").exists():
+        run.setdefault("status", "ok")
+    else:
+        run["status"] = run.get("status") if run.get("status") not in (None, "ok") else (
+            "failed: no synthetic table")
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -105,6 +135,12 @@ def main() -> None:
     parser.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON")
     parser.add_argument("--budget", type=float, default=1800.0, help="seconds per run")
     parser.add_argument("--out", default=str(HERE / "results.jsonl"))
+    parser.add_argument("--keep", metavar="DIR", default=None,
+                        help="keep each run's synthetic CSV and report in DIR (as "
+                             "TABLE-SEED-eEPSILON-SYSTEM.csv and .json)")
+    parser.add_argument("--rescore", metavar="DIR", default=None,
+                        help="run no system: score the runs kept in DIR (by --keep, or "
+                             "made elsewhere under the same names)")
     args = parser.parse_args()
     if args.quick:
         args.tables, args.epsilons, args.seeds = ["adult", "diamonds"], [1.0], [0]
@@ -136,8 +172,18 @@ def main() -> None:
                         holdout.astype(str))
                 for epsilon in args.epsilons:
                     for system, command in commands.items():
-                        out = folder / f"{name}-{seed}-{system}.csv"
-                        run = run_one(command, train_csv, spec, epsilon, seed, out, args.budget)
+                        stem = f"{name}-{seed}-e{epsilon:g}-{system}"
+                        if args.rescore:
+                            run = kept_run(Path(args.rescore), stem)
+                            if run is None:
+                                continue
+                            out = Path(args.rescore) / f"{stem}.csv"
+                        else:
+                            out = folder / f"{stem}.csv"
+                            run = run_one(command, train_csv, spec, epsilon, seed, out,
+                                          args.budget)
+                            if args.keep:
+                                keep_run(Path(args.keep), stem, run, out)
                         run.update(table=name, seed=seed, epsilon=epsilon, system=system)
                         if run["status"] == "ok":
                             import pandas as pd

@@ -75,8 +75,8 @@ def test_mst_runs_on_a_wide_parquet_file_with_duckdb(tmp_path):
     reference.domain.save(tmp_path / "domain.json")
     out = tmp_path / "synthetic.csv"
     assert main(["synth", str(path), "--domain", str(tmp_path / "domain.json"),
-                 "--epsilon", "1", "--engine", "duckdb", "--rows", "50", "--seed", "0",
-                 "--out", str(out)]) == 0
+                 "--mechanism", "mst", "--epsilon", "1", "--engine", "duckdb", "--rows", "50",
+                 "--seed", "0", "--out", str(out)]) == 0
     assert pd.read_csv(out).shape == (50, 100)
 
 
