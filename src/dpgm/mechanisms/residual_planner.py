@@ -37,6 +37,7 @@ Every workload marginal's cells have the variance :meth:`ResidualPlanner.varianc
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import numpy as np
 
@@ -59,6 +60,17 @@ from dpgm.workload import Workload
 INFERENCE = ("auto", "exact", "convex")
 
 
+def smallest_holders(workload, domain) -> dict[frozenset, tuple[str, ...]]:
+    """For every subset of a workload marginal, the smallest marginal that holds it (the
+    first in workload order among equals): one pass over each marginal's subsets."""
+    holders: dict[frozenset, tuple[str, ...]] = {}
+    for clique in sorted(workload, key=domain.size):  # stable: equals keep their order
+        for k in range(len(clique) + 1):
+            for subset in combinations(clique, k):
+                holders.setdefault(frozenset(subset), clique)
+    return holders
+
+
 def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
                       rng: np.random.Generator | None) -> list[Measurement]:
     """Each residual of ``plan`` with Gaussian noise of its planned variance, charged to
@@ -70,9 +82,10 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     # the charges come one residual at a time: refuse them all before the first where the
     # ledger cannot take the whole plan, so that nothing is read or spent in vain
     budget.require(float(plan.rhos.sum()), "the plan's residuals")
+    holders = smallest_holders(plan.workload, domain)
     measurements = []
     for subset, rho in zip(plan.subsets, plan.rhos):
-        holder = min((c for c in plan.workload if set(subset) <= set(c)), key=domain.size)
+        holder = holders[frozenset(subset)]
         home = tuple(a for a in domain.attrs if a in holder)  # B's order: the domain's
         query = KroneckerQuery([residual_basis(domain[a]) if a in subset
                                 else np.ones((1, domain[a])) for a in home])
