@@ -170,3 +170,23 @@ def test_the_peers_code_and_decode_every_table_as_dpgm_does(name, tmp_path):
     again = pd.read_csv(tmp_path / "synthetic.csv", dtype=str, keep_default_na=False,
                         na_filter=False)
     assert np.array_equal(schema.encode(again).records, expected)
+
+
+def test_kept_runs_come_back_as_they_were_kept(tmp_path):
+    """--keep writes what --rescore reads: a finished run with its table, a failed one
+    with its reason; a runner's own JSON line beside a table counts as finished."""
+    from benchmarks.suite.__main__ import keep_run, kept_run
+
+    table = tmp_path / "made.csv"
+    table.write_text("a\n1\n")
+    keep_run(tmp_path / "kept", "t-0-e1-x", {"status": "ok", "total_s": 2.0}, table)
+    keep_run(tmp_path / "kept", "t-0-e1-y", {"status": "out of its 5-minute budget"}, table)
+    assert kept_run(tmp_path / "kept", "t-0-e1-x") == {"status": "ok", "total_s": 2.0}
+    assert (tmp_path / "kept" / "t-0-e1-x.csv").read_text() == "a\n1\n"
+    assert kept_run(tmp_path / "kept", "t-0-e1-y") == {"status": "out of its 5-minute budget"}
+    assert not (tmp_path / "kept" / "t-0-e1-y.csv").exists()
+    assert kept_run(tmp_path / "kept", "t-0-e1-z") is None
+    (tmp_path / "kept" / "t-0-e1-w.json").write_text('noise\n{"fit_s": 1.0}\n')
+    assert kept_run(tmp_path / "kept", "t-0-e1-w")["status"] == "failed: no synthetic table"
+    (tmp_path / "kept" / "t-0-e1-w.csv").write_text("a\n1\n")
+    assert kept_run(tmp_path / "kept", "t-0-e1-w") == {"fit_s": 1.0, "status": "ok"}

@@ -137,15 +137,19 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "results.jsonl"))
     parser.add_argument("--keep", metavar="DIR", default=None,
                         help="keep each run's synthetic CSV and report in DIR (as "
-                             "TABLE-SEED-eEPSILON-SYSTEM.csv and .json)")
+                             "TABLE-SEED-eEPSILON-SYSTEM.csv and .json, replacing a run "
+                             "kept there under the same name)")
     parser.add_argument("--rescore", metavar="DIR", default=None,
                         help="run no system: score the runs kept in DIR (by --keep, or "
-                             "made elsewhere under the same names)")
+                             "made elsewhere under the same names; every peer's systems "
+                             "without --peer)")
     args = parser.parse_args()
     if args.quick:
         args.tables, args.epsilons, args.seeds = ["adult", "diamonds"], [1.0], [0]
         args.budget = min(args.budget, QUICK_BUDGET)
     peers = dict(p.split("=", 1) for p in args.peer)
+    if args.rescore:  # nothing runs: every peer's systems can be scored, no venv needed
+        peers = {path.stem[4:]: "(not run)" for path in sorted(PEERS.glob("run_*.py"))} | peers
     commands = systems(peers)
     if args.systems:
         commands = {k: v for k, v in commands.items() if k in args.systems}
