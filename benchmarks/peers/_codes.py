@@ -15,6 +15,9 @@ or the numbers written with ``decimals`` decimals that the bin holds, else on th
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -26,6 +29,15 @@ def check(columns: dict) -> None:
                 spec.get("refine") or 1) > 1:
             raise SystemExit(f"column {name!r}: only categorical and numeric columns (no "
                              "other, no refine) are supported by the peers' runners")
+
+
+def read_table(data: str, spec: str) -> tuple[dict, pd.DataFrame]:
+    """The spec's columns (checked before the data are read) and the CSV's values of those
+    columns, every one read as text (no type inference, blank kept as blank)."""
+    columns = json.loads(Path(spec).read_text())["columns"]
+    check(columns)
+    frame = pd.read_csv(data, dtype=str, keep_default_na=False, na_filter=False)
+    return columns, frame[list(columns)]
 
 
 def edges(spec: dict) -> np.ndarray:

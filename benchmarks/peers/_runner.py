@@ -13,13 +13,13 @@ def peak_rss_mib() -> float:
     return max(own, kids) / 1024.0  # ru_maxrss is in KiB on Linux
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    """--data, --spec, --mechanism, --epsilon, --delta, --seed and --out."""
+def parser(description: str, mechanisms: tuple[str, ...]) -> argparse.ArgumentParser:
+    """--data, --spec, --mechanism (one of the runner's ``mechanisms``), --epsilon, --delta,
+    --seed and --out."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--data", required=True)
     ap.add_argument("--spec", required=True)
-    ap.add_argument("--mechanism", required=True,
-                    help="one of the runner's MECHANISMS (lower case, e.g. aim, mst)")
+    ap.add_argument("--mechanism", required=True, choices=mechanisms)
     ap.add_argument("--epsilon", type=float, required=True)
     ap.add_argument("--delta", type=float, default=1e-9)
     ap.add_argument("--seed", type=int, default=0)

@@ -33,14 +33,13 @@ decoding. The noise itself comes from OpenDP, which draws from the OS generator,
 runs with the same seed differ. Prints one JSON line.
 """
 import contextlib
-import json
 import sys
 import time
 from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
-from _codes import decode, encode, size
+from _codes import decode, encode, read_table, size
 from _runner import parser, report
 from dpmm.pipelines import AIMPipeline, MSTPipeline, PrivBayesPipeline
 
@@ -62,7 +61,7 @@ def privtree_input(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, di
 
 
 def main():
-    ap = parser(__doc__.splitlines()[0])
+    ap = parser(__doc__.splitlines()[0], MECHANISMS)
     ap.add_argument("--binning", choices=["spec", "privtree"], default="spec",
                     help="spec: the suite's public bins, no budget (default); privtree: "
                          "dpmm's PrivTree binning with --proc-frac of epsilon")
@@ -71,13 +70,7 @@ def main():
     ap.add_argument("--max-model-size", type=float, default=80.0,
                     help="AIM's model-size limit in MB (dpmm's AIM default; 0 = none)")
     a = ap.parse_args()
-    if a.mechanism not in MECHANISMS:
-        raise SystemExit(f"run_dpmm.py: unknown mechanism {a.mechanism!r}; this runner "
-                         f"offers {', '.join(MECHANISMS)}")
-
-    columns = json.load(open(a.spec))["columns"]
-    frame = pd.read_csv(a.data, dtype=str, keep_default_na=False, na_filter=False)
-    frame = frame[list(columns)]
+    columns, frame = read_table(a.data, a.spec)
     Pipeline = PIPELINES[a.mechanism]
     gen = {"max_model_size": a.max_model_size or None} if a.mechanism == "aim" else {}
 

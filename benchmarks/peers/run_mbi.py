@@ -56,14 +56,12 @@ which changes no result. Prints one JSON line.
 """
 import contextlib
 import itertools
-import json
 import sys
 import time
 import types
 
 import numpy as np
-import pandas as pd
-from _codes import check, decode, encode, size
+from _codes import decode, encode, read_table, size
 from _runner import parser, report
 
 MECHANISMS = ("aim", "mst")
@@ -89,14 +87,8 @@ def bridge(scripts, mbi, estimation) -> None:
 
 
 def main():
-    ap = parser(__doc__.splitlines()[0])
-    a = ap.parse_args()
-    if a.mechanism not in MECHANISMS:
-        raise SystemExit(f"run_mbi.py offers {MECHANISMS}, not {a.mechanism!r}")
-
-    cols = json.load(open(a.spec))["columns"]
-    check(cols)
-    df = pd.read_csv(a.data, dtype=str, keep_default_na=False)[list(cols)]
+    a = parser(__doc__.splitlines()[0], MECHANISMS).parse_args()
+    cols, df = read_table(a.data, a.spec)
     codes, sizes = encode(df, cols), {c: size(s) for c, s in cols.items()}
 
     with contextlib.redirect_stdout(sys.stderr):  # the scripts print; keep stdout for JSON

@@ -44,14 +44,13 @@ sample (all of PrivSyn's noise and randomness is drawn from it), and seeds the r
 decoding; a run is reproducible from its seed. Prints one JSON line.
 """
 import contextlib
-import json
 import sys
 import tempfile
 import time
 
 import numpy as np
 import pandas as pd
-from _codes import check, decode, encode, size
+from _codes import decode, encode, read_table, size
 from _runner import parser, report
 
 MECHANISMS = ("privsyn",)
@@ -88,21 +87,17 @@ def mend(gum, layer_type) -> list:
 
 
 def main():
-    ap = parser(__doc__.splitlines()[0])
+    ap = parser(__doc__.splitlines()[0], MECHANISMS)
     ap.add_argument("--as-published", action="store_true",
                     help="run privsyn-core as it is, without mending its two defects")
     a = ap.parse_args()
-    if a.mechanism not in MECHANISMS:
-        raise SystemExit(f"run_privsyn.py offers {MECHANISMS}, not {a.mechanism!r}")
     from privsyn import PrivSynModel
     from privsyn.lib_synthesize import GUM
     from privsyn.lib_synthesize.converge_imp import ClipLayer
 
     alone = None if a.as_published else mend(GUM, ClipLayer)
 
-    cols = json.load(open(a.spec))["columns"]
-    check(cols)
-    df = pd.read_csv(a.data, dtype=str, keep_default_na=False)[list(cols)]
+    cols, df = read_table(a.data, a.spec)
     codes, sizes = encode(df, cols), {c: size(s) for c, s in cols.items()}
     frame = pd.DataFrame(codes, columns=list(cols))
     n = len(df)

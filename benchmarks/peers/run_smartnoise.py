@@ -42,7 +42,6 @@ Prints one JSON line.
 """
 import contextlib
 import functools
-import json
 import random
 import sys
 import time
@@ -50,7 +49,7 @@ from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
-from _codes import decode, encode, size
+from _codes import decode, encode, read_table, size
 from _runner import parser, report
 from mbi import MarkovRandomField
 from snsynth import Synthesizer, TableTransformer
@@ -93,20 +92,14 @@ class PublicCodes(ColumnTransformer):
 
 
 def main():
-    ap = parser(__doc__.splitlines()[0])
+    ap = parser(__doc__.splitlines()[0], MECHANISMS)  # smartnoise-synth 1.0.8 has no GSD
     ap.add_argument("--sampling", choices=["sample", "round"], default="sample",
                     help="how mbi draws the records: sample (i.i.d. from the model, the "
                          "default here) or round (mbi 1.1.0's default, see the docstring)")
     a = ap.parse_args()
     MarkovRandomField.synthetic_data = functools.partialmethod(
         MarkovRandomField.synthetic_data, method=a.sampling)
-    if a.mechanism not in MECHANISMS:
-        raise SystemExit(f"run_smartnoise.py: unknown mechanism {a.mechanism!r}; this runner "
-                         f"offers {', '.join(MECHANISMS)} (smartnoise-synth has no GSD)")
-
-    columns = json.load(open(a.spec))["columns"]
-    frame = pd.read_csv(a.data, dtype=str, keep_default_na=False, na_filter=False)
-    frame = frame[list(columns)]
+    columns, frame = read_table(a.data, a.spec)
 
     random.seed(a.seed)
     np.random.seed(a.seed)  # noqa: NPY002 - smartnoise and mbi draw from the global generator

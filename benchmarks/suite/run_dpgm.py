@@ -26,9 +26,7 @@ def main() -> None:
     from dpgm.mechanisms import REGISTRY
     from dpgm.schema import Schema
 
-    args = parser(__doc__.splitlines()[0]).parse_args()
-    if args.mechanism not in MECHANISMS:
-        raise SystemExit(f"--mechanism must be one of {MECHANISMS}")
+    args = parser(__doc__.splitlines()[0], MECHANISMS).parse_args()
     warnings.simplefilter("ignore", SeedWarning)  # seeded: a benchmark, not a release
     schema = Schema.from_json(json.loads(Path(args.spec).read_text()))
     frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, na_filter=False)
