@@ -60,7 +60,8 @@ from dpgm.workload import Workload
 INFERENCE = ("auto", "exact", "convex")
 
 
-def smallest_holders(workload, domain) -> dict[frozenset, tuple[str, ...]]:
+def smallest_holders(workload: list[tuple[str, ...]],
+                     domain: Domain) -> dict[frozenset, tuple[str, ...]]:
     """For every subset of a workload marginal, the smallest marginal that holds it (the
     first in workload order among equals): one pass over each marginal's subsets."""
     holders: dict[frozenset, tuple[str, ...]] = {}
