@@ -15,7 +15,10 @@ from dpgm import Domain
 from dpgm.errors import ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement
 from dpgm.residuals import (
+    check_residual_basis,
+    frequency_bands,
     marginal_variance,
+    ordered_basis,
     plan_residuals,
     reconstruct,
     residual_basis,
@@ -56,6 +59,50 @@ def test_the_basis_is_orthonormal_and_orthogonal_to_the_ones():
         np.testing.assert_allclose(np.ones((n, n)) / n + basis.T @ basis, np.eye(n), atol=1e-12)
     with pytest.raises(ParameterError):
         residual_basis(0)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_ordered_basis_is_a_residual_basis_with_the_same_sensitivity(missing):
+    for n in (1, 2, 3, 5, 16, 17):
+        basis = ordered_basis(n, missing)
+        assert basis.shape == (max(n - 1, 0), n)
+        np.testing.assert_allclose(np.ones((n, n)) / n + basis.T @ basis, np.eye(n), atol=1e-12)
+        # every record's column has the squared norm (n-1)/n of Helmert's: the same p_B
+        np.testing.assert_allclose((basis**2).sum(axis=0), (n - 1) / n, atol=1e-12)
+        check_residual_basis("x", basis, n)
+        assert frequency_bands(n, missing).shape == (max(n - 1, 0),)
+
+
+def test_the_ordered_basis_puts_a_smooth_table_in_its_first_rows():
+    n = 16
+    smooth = np.exp(-0.5 * ((np.arange(n) - 6.0) / 3.0) ** 2)
+    weight = ordered_basis(n) @ smooth
+    low = frequency_bands(n) <= 1  # frequencies 1 to 3
+    assert (weight[low] ** 2).sum() > 0.99 * (weight**2).sum()
+    # Helmert's rows spread the same table over all of them
+    helmert = residual_basis(n) @ smooth
+    assert (helmert[:3] ** 2).sum() < 0.9 * (helmert**2).sum()
+
+
+def test_the_missing_value_has_a_row_and_a_band_of_its_own():
+    basis = ordered_basis(5, missing=True)
+    # the cosine rows ignore the missing value; the last row contrasts it with the rest
+    np.testing.assert_allclose(basis[:-1, -1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(basis[-1], np.array([-0.25, -0.25, -0.25, -0.25, 1.0])
+                               / math.sqrt(1.25), atol=1e-12)
+    bands = frequency_bands(5, missing=True)
+    np.testing.assert_array_equal(bands[:-1], [0, 1, 1])
+    assert bands[-1] not in bands[:-1]
+    np.testing.assert_array_equal(frequency_bands(9), [0, 1, 1, 2, 2, 2, 2, 3])
+
+
+def test_a_basis_that_would_change_the_sensitivity_is_refused():
+    with pytest.raises(ParameterError, match="orthonormal"):
+        check_residual_basis("x", 2.0 * residual_basis(4), 4)
+    with pytest.raises(ParameterError, match="orthonormal"):
+        check_residual_basis("x", np.eye(4)[:3], 4)  # not orthogonal to the ones
+    with pytest.raises(ParameterError, match="orthonormal"):
+        check_residual_basis("x", residual_basis(5), 4)
 
 
 def test_the_plan_spends_exactly_rho_by_brute_force_sensitivity():

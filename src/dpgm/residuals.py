@@ -70,6 +70,57 @@ def residual_basis(size: int) -> np.ndarray:
     return _basis(integer("size", size, least=1))
 
 
+@functools.lru_cache(maxsize=256)
+def _cosine(size: int, missing: bool) -> np.ndarray:
+    from scipy.fft import dct
+
+    values = size - 1 if missing else size
+    rows = np.zeros((size - 1, size))
+    # DCT-II rows 1…values-1: orthonormal, orthogonal to the all-ones vector, ordered
+    # from the slowest variation across the values to the fastest
+    rows[: values - 1, :values] = dct(np.eye(values), norm="ortho", axis=0)[1:]
+    if missing:  # the missing value against the rest, orthogonal to every cosine row
+        contrast = np.full(size, -1.0 / values)
+        contrast[-1] = 1.0
+        rows[-1] = contrast / np.linalg.norm(contrast)
+    rows.setflags(write=False)
+    return rows
+
+
+def ordered_basis(size: int, missing: bool = False) -> np.ndarray:
+    """A residual basis for an attribute whose values are ordered (numeric bins): the
+    cosine rows of increasing frequency, so that a residual that varies smoothly over the
+    values has its weight in its first rows; ``missing``: the last value is a missing
+    value outside the order, with a row of its own, the last (read-only, cached).
+
+    Any basis of orthonormal rows orthogonal to the all-ones vector has the same
+    sensitivity and the same variances as :func:`residual_basis`; only the coordinates of
+    the residual change."""
+    size = integer("size", size, least=1)
+    if size == 1 or (missing and size == 2):
+        return residual_basis(size)
+    return _cosine(size, bool(missing))
+
+
+def check_residual_basis(attr: str, basis: np.ndarray, size: int) -> None:
+    """Refuse ``basis`` for an attribute of ``size`` values unless it has ``size - 1``
+    orthonormal rows orthogonal to the all-ones vector (what the sensitivity assumes)."""
+    basis = np.asarray(basis, dtype=np.float64)
+    if basis.shape != (size - 1, size) or (size > 1 and not _is_basis(basis)):
+        raise ParameterError(f"the residual basis of {attr!r} must have {size - 1} "
+                             f"orthonormal rows of {size} entries orthogonal to the "
+                             "all-ones vector")
+
+
+def frequency_bands(size: int, missing: bool = False) -> np.ndarray:
+    """For each row of :func:`ordered_basis`, its band: rows of frequency ``k`` in
+    ``[2^b, 2^(b+1))`` share band ``b``; the missing value's row has a band of its own."""
+    rows = integer("size", size, least=1) - 1
+    if missing and size > 2:
+        return np.append(np.log2(np.arange(1, rows)).astype(np.int64), rows.bit_length() + 1)
+    return np.log2(np.arange(1, rows + 1)).astype(np.int64)
+
+
 def residual_query(sizes: Sequence[int]) -> KroneckerQuery:
     """``⊗ Lᵢ``: the residual of a clique whose attributes have ``sizes`` values."""
     return KroneckerQuery([residual_basis(n) for n in sizes])

@@ -80,3 +80,61 @@ def test_a_ledger_without_room_is_refused_before_aim_reads_anything(data):
     with pytest.raises(BudgetExceededError):
         mechanism.fit(data, rng=0)
     assert [e.label for e in mechanism.budget.ledger] == ["another release"]
+
+
+def _residual_factors(mechanism, subset):
+    """The query factors of the measurement that answers the residual of ``subset``."""
+    (m,) = [m for m in mechanism.measurements if residual_subset(m) == subset]
+    return [f for a, f in zip(m.clique, m.query.factors, strict=True) if a in subset]
+
+
+@pytest.mark.parametrize("denoise", [True, False])
+def test_ordered_columns_are_measured_in_the_cosine_basis_and_shrunk(denoise):
+    import numpy as np
+    from schema_helpers import SPEC, raw_table
+
+    from dpgm.residuals import ordered_basis, residual_basis
+    from dpgm.schema import Schema
+
+    schema = Schema.from_json(SPEC)
+    mechanism = AIMResidual(1.0, selection_share=0.0, iters=20, denoise=denoise)
+    mechanism.fit(raw_table(300), schema=schema, workload=[("age", "paid"), ("sex", "job")],
+                  rng=0)
+    # the schema's numeric and datetime columns, with their missing value where nullable
+    assert mechanism.ordered_attributes(schema.domain) == (
+        {"age": False, "paid": True, "seen": True})
+    age, paid = _residual_factors(mechanism, ("age", "paid"))
+    (sex,) = _residual_factors(mechanism, ("sex",))
+    np.testing.assert_array_equal(age, ordered_basis(10) if denoise else residual_basis(10))
+    np.testing.assert_array_equal(paid, ordered_basis(4, True) if denoise else residual_basis(4))
+    np.testing.assert_array_equal(sex, residual_basis(3))  # no order: Helmert's
+    # the same charges either way: the basis is public and has the same sensitivity
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)
+
+
+def test_without_a_schema_no_attribute_is_ordered(data):
+    mechanism = AIMResidual(1.0, iters=20)
+    mechanism.fit(data, rng=0)
+    assert mechanism.ordered_attributes(DOMAIN) == {}
+
+
+@pytest.mark.parametrize("denoise", [1, "yes", None])
+def test_denoise_is_true_or_false(denoise):
+    with pytest.raises(ParameterError, match="denoise"):
+        AIMResidual(1.0, denoise=denoise)
+
+
+def test_the_final_estimate_starts_from_aims_model(data, monkeypatch):
+    from dpgm.mechanisms.aim import AIM
+
+    returned, starts = [], []
+    fit_within, estimate = AIM.fit_within, AIMResidual.estimate
+    monkeypatch.setattr(AIM, "fit_within",
+                        lambda self, *a, **k: returned.append(fit_within(self, *a, **k))
+                        or returned[-1])
+    monkeypatch.setattr(AIMResidual, "estimate",
+                        lambda self, *a, **k: starts.append(k.get("warm_start"))
+                        or estimate(self, *a, **k))
+    AIMResidual(1.0, selection_share=0.5, rounds=4, round_iters=5, iters=10).fit(data, rng=0)
+    assert returned[0] is not None and starts == [returned[0]]

@@ -37,6 +37,7 @@ Every workload marginal's cells have the variance :meth:`ResidualPlanner.varianc
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from itertools import combinations
 
 import numpy as np
@@ -53,7 +54,14 @@ from dpgm.models.tables import TableModel
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_linear
 from dpgm.random import Randomness
-from dpgm.residuals import LOSSES, ResidualPlan, plan_residuals, reconstruct, residual_basis
+from dpgm.residuals import (
+    LOSSES,
+    ResidualPlan,
+    check_residual_basis,
+    plan_residuals,
+    reconstruct,
+    residual_basis,
+)
 from dpgm.validation import integer, number, one_of
 from dpgm.workload import Workload
 
@@ -73,13 +81,19 @@ def smallest_holders(workload: list[tuple[str, ...]],
 
 
 def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
-                      rng: np.random.Generator | None) -> list[Measurement]:
+                      rng: np.random.Generator | None,
+                      bases: Mapping[str, np.ndarray] | None = None) -> list[Measurement]:
     """Each residual of ``plan`` with Gaussian noise of its planned variance, charged to
     ``budget`` (``plan.rhos``, ρ-zCDP each, before the data are read), stated on the
     smallest of the plan's marginals that holds it: its other attributes summed out (the
     same answers), so that estimation fits the workload's tables alone rather than a
-    table per subset as well."""
+    table per subset as well. ``bases``: another residual basis for some attributes
+    (such as :func:`~dpgm.residuals.ordered_basis`; public: the same sensitivity and
+    variances), Helmert's for the others."""
     domain = data.domain
+    bases = {} if bases is None else bases
+    for attr, basis in bases.items():
+        check_residual_basis(attr, basis, domain[attr])
     # the charges come one residual at a time: refuse them all before the first where the
     # ledger cannot take the whole plan, so that nothing is read or spent in vain
     budget.require(float(plan.rhos.sum()), "the plan's residuals")
@@ -88,7 +102,7 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     for subset, rho in zip(plan.subsets, plan.rhos):
         holder = holders[frozenset(subset)]
         home = tuple(a for a in domain.attrs if a in holder)  # B's order: the domain's
-        query = KroneckerQuery([residual_basis(domain[a]) if a in subset
+        query = KroneckerQuery([bases.get(a, residual_basis(domain[a])) if a in subset
                                 else np.ones((1, domain[a])) for a in home])
         measurements.append(measure_linear(
             data, home, query, rho=float(rho), budget=budget, rng=rng,
