@@ -157,7 +157,11 @@ def _fit(model: str, task: str, x: np.ndarray, y: np.ndarray, sizes: list[int],
             mask = categorical & (np.array(sizes) <= _MAX_CATEGORIES)
             kind = (HistGradientBoostingClassifier if task == "classification"
                     else HistGradientBoostingRegressor)
-            estimator = kind(categorical_features=mask, random_state=seed)
+            # scikit-learn's early stopping holds out a stratified split, which fails on a
+            # class of one record (a synthetic table may have one): no early stopping there
+            single = task == "classification" and np.unique(y, return_counts=True)[1].min() < 2
+            estimator = kind(categorical_features=mask, random_state=seed,
+                             early_stopping=False if single else "auto")
             estimator.fit(x, y)
         elif task == "classification":
             from sklearn.linear_model import LogisticRegression
