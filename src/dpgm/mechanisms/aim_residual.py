@@ -129,7 +129,7 @@ class AIMResidual(Mechanism):
     def ordered_attributes(self, domain: Domain) -> dict[str, bool]:
         """The attributes whose values the schema orders (numeric and datetime bins, not
         refined), each with whether its last value is the missing one: public facts.
-        None without a schema."""
+        Empty without a schema."""
         schema = self.schema
         refined = self.refined.factors if self.refined is not None else {}
         if schema is None:
