@@ -70,6 +70,12 @@ def residual_basis(size: int) -> np.ndarray:
     return _basis(integer("size", size, least=1))
 
 
+def _missing_row(size: int, missing: bool) -> bool:
+    """Whether an ordered attribute's basis gives its missing value a row of its own (with
+    one other value, Helmert's single row is that contrast already)."""
+    return bool(missing) and size > 2
+
+
 @functools.lru_cache(maxsize=256)
 def _cosine(size: int, missing: bool) -> np.ndarray:
     from scipy.fft import dct
@@ -97,9 +103,9 @@ def ordered_basis(size: int, missing: bool = False) -> np.ndarray:
     sensitivity and the same variances as :func:`residual_basis`; only the coordinates of
     the residual change."""
     size = integer("size", size, least=1)
-    if size == 1 or (missing and size == 2):
+    if size == 1 or (missing and not _missing_row(size, missing)):
         return residual_basis(size)
-    return _cosine(size, bool(missing))
+    return _cosine(size, _missing_row(size, missing))
 
 
 def check_residual_basis(attr: str, basis: np.ndarray, size: int) -> None:
@@ -116,7 +122,7 @@ def frequency_bands(size: int, missing: bool = False) -> np.ndarray:
     """For each row of :func:`ordered_basis`, its band: rows of frequency ``k`` in
     ``[2^b, 2^(b+1))`` share band ``b``; the missing value's row has a band of its own."""
     rows = integer("size", size, least=1) - 1
-    if missing and size > 2:
+    if _missing_row(size, missing):
         return np.append(np.log2(np.arange(1, rows)).astype(np.int64), rows.bit_length() + 1)
     return np.log2(np.arange(1, rows + 1)).astype(np.int64)
 

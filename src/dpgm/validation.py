@@ -99,10 +99,10 @@ def optional(check: Callable[..., T], name: str, value: object, **rules) -> T | 
     return None if value is None else check(name, value, **rules)
 
 
-def flag(name: str, value: object) -> bool:
+def flag(name: str, value: object, *, error: type[ParameterError] = ParameterError) -> bool:
     """``value`` if it is True or False (not 0, 1 or a string)."""
     if not isinstance(value, bool):
-        raise ParameterError(f"{name} must be True or False, got {value!r}")
+        raise error(f"{name} must be True or False, got {value!r}")
     return value
 
 

@@ -64,7 +64,7 @@ from dpgm.bn.structure import (
 )
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import ParameterError, PrivacyParameterError, option
+from dpgm.errors import PrivacyParameterError, option
 from dpgm.measurement import Measurement
 from dpgm.mechanisms.base import Mechanism, Progress
 from dpgm.models.bayesian_network import BayesianNetwork
@@ -72,7 +72,7 @@ from dpgm.privacy.amplification import poisson_subsample, subsample_epsilon
 from dpgm.privacy.budget import PrivacyBudget
 from dpgm.privacy.measure import measure_marginals
 from dpgm.random import Randomness
-from dpgm.validation import integer, number, one_of
+from dpgm.validation import flag, integer, number, one_of
 from dpgm.workload import Workload
 
 
@@ -138,9 +138,7 @@ class BNParameterLearner(Mechanism):
             epsilon, delta, estimator=estimator, max_memory=max_memory, progress=progress
         )
         self.structure = check_structure_type(structure)
-        if not isinstance(consistency, bool):
-            raise ParameterError(f"consistency must be True or False, got {consistency!r}")
-        self.consistency = consistency
+        self.consistency = flag("consistency", consistency)
         self.joint = one_of("joint", joint, JOINTS)
         self.iters = integer("iters", iters, least=1)
 

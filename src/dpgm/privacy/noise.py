@@ -31,7 +31,7 @@ import numpy as np
 from dpgm.errors import DataError, PrivacyParameterError
 from dpgm.privacy.policy import warn_seeded
 from dpgm.random import RngLike, as_generator
-from dpgm.validation import positive
+from dpgm.validation import flag, positive
 
 # OpenDP takes Python lists; noising in chunks bounds the memory of those lists.
 _CHUNK = 1 << 20
@@ -75,8 +75,7 @@ def _opendp_noise(array: np.ndarray, scale: float, kind: str, discrete: bool) ->
 
 
 def _noise(counts, scale: float, rng: RngLike, discrete: bool, kind: str) -> np.ndarray:
-    if not isinstance(discrete, bool):
-        raise PrivacyParameterError(f"discrete must be True or False, got {discrete!r}")
+    flag("discrete", discrete, error=PrivacyParameterError)
     array = _as_counts(counts)
     if rng is None:
         return _opendp_noise(array, scale, kind, discrete)
