@@ -51,6 +51,12 @@ _KEY_COLUMNS = 4
 _GOLDEN = (5**0.5 - 1) / 2
 
 
+def _order_room(n_rows: int) -> int:
+    """How many order values :func:`_rounded_rows` can sort under each of ``n_rows`` rows:
+    row, order and the random low bits then fit one int64 key."""
+    return (_KEY_LIMIT // max(n_rows, 1)) >> _TIE_BITS
+
+
 def _earlier_key(records: np.ndarray, axes: Sequence[int], sizes: Sequence[int],
                  rng: np.random.Generator, limit: int) -> np.ndarray:
     """One integer per record, below ``limit``, ordering the records by up to
@@ -89,8 +95,8 @@ def _rounded_rows(
     so every cell's count is unbiased and within one of its expectation.
 
     The counts are then dealt to the row's records sorted by ``order`` (one integer per
-    record, below ``(_KEY_LIMIT // len(conditionals)) >> _TIE_BITS``; ties, and every
-    record where it is None, in random order) in a low-discrepancy sequence: the ``p``-th
+    record, below ``_order_room(len(conditionals))``; ties, and every record where it is
+    None, in random order) in a low-discrepancy sequence: the ``p``-th
     record of a row of ``m`` gets the column whose share of the row's counts covers
     ``(p·g + t) mod m``, with ``g ≈ 0.618·m`` prime to ``m`` and ``t`` uniform. Every run of
     consecutive records then receives each column nearly in proportion, so whatever
@@ -131,7 +137,7 @@ def _rounded_rows(
                              side="right") % n_cols
     # records grouped by row, by ``order`` within it, ties in random order: random low
     # bits under one key, then a single (unstable) sort
-    key = rows * (_KEY_LIMIT // max(n_rows, 1) >> _TIE_BITS)
+    key = rows * _order_room(n_rows)
     if order is not None:
         key += order
     key <<= _TIE_BITS
@@ -178,7 +184,7 @@ def draw_records(
         else:  # dealt along the columns drawn before that the step is not given
             earlier = [a for a in done if a not in given]
             order = (_earlier_key(records, domain.axes(earlier), [domain[a] for a in earlier],
-                                  rng, _KEY_LIMIT // len(table) >> _TIE_BITS)
+                                  rng, _order_room(len(table)))
                      if earlier else None)
             drawn_cells = _rounded_rows(table, rows, rng, order)
         values = np.unravel_index(drawn_cells, tuple(domain[a] for a in drawn))
