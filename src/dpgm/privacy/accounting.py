@@ -13,6 +13,7 @@ inverse functions round in the safe direction (ε up, ρ down).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from dpgm.errors import PrivacyParameterError
 from dpgm.privacy.policy import check_epsilon, check_probability
@@ -73,8 +74,12 @@ def _simple_epsilon(rho: float, delta: float) -> float:
 
 def cdp_epsilon(rho: float, delta: float) -> float:
     """Smallest ε such that ρ-zCDP implies (ε, δ)-DP (by bisection on :func:`cdp_delta`)."""
-    rho = non_negative("rho", rho, error=PrivacyParameterError)
-    delta = check_probability("delta", delta)
+    return _cdp_epsilon(non_negative("rho", rho, error=PrivacyParameterError),
+                        check_probability("delta", delta))
+
+
+@lru_cache(maxsize=1024)  # a pure function of two numbers, asked again and again
+def _cdp_epsilon(rho: float, delta: float) -> float:
     if rho == 0.0:
         return 0.0
     # cdp_delta is decreasing in ε; the classic bound is always feasible (it is looser).
@@ -94,8 +99,11 @@ def cdp_epsilon(rho: float, delta: float) -> float:
 
 def cdp_rho(epsilon: float, delta: float) -> float:
     """Largest ρ such that ρ-zCDP implies (ε, δ)-DP (by bisection on :func:`cdp_delta`)."""
-    epsilon = check_epsilon(epsilon)
-    delta = check_probability("delta", delta)
+    return _cdp_rho(check_epsilon(epsilon), check_probability("delta", delta))
+
+
+@lru_cache(maxsize=1024)  # a pure function of two numbers, asked again and again
+def _cdp_rho(epsilon: float, delta: float) -> float:
     # The classic bound solved for ρ is feasible: sqrt(ρ) = sqrt(L + ε) − sqrt(L), L = log(1/δ).
     log_inv = math.log(1.0 / delta)
     lo = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2

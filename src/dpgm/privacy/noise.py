@@ -26,6 +26,8 @@ neighbour relation, which the caller accounts for (see :mod:`dpgm.privacy.measur
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dpgm.errors import DataError, PrivacyParameterError
@@ -46,10 +48,10 @@ def _as_counts(counts) -> np.ndarray:
     return array
 
 
-def _opendp_noise(array: np.ndarray, scale: float, kind: str, discrete: bool) -> np.ndarray:
-    """``array`` plus exact OpenDP noise of the given ``kind`` ("laplace" or "gaussian")."""
-    if array.size == 0:
-        return array.copy()
+@lru_cache(maxsize=256)  # a run measures many tables at a few scales: build each once
+def _opendp_mechanism(scale: float, kind: str, discrete: bool):
+    """OpenDP's exact sampler of the given ``kind`` ("laplace" or "gaussian") and scale on
+    vectors of integers (``discrete``) or floats."""
     # Imported here: opendp loads a native library, which would slow down `import dpgm`.
     import opendp.prelude as dp
 
@@ -60,10 +62,16 @@ def _opendp_noise(array: np.ndarray, scale: float, kind: str, discrete: bool) ->
     # caller's concern, so it is never evaluated here.
     if kind == "laplace":
         metric = dp.l1_distance(T=kind_of_number)
-        mechanism = dp.m.make_laplace(dp.vector_domain(atom), metric, scale=scale)
-    else:
-        metric = dp.l2_distance(T=kind_of_number)
-        mechanism = dp.m.make_gaussian(dp.vector_domain(atom), metric, scale=scale)
+        return dp.m.make_laplace(dp.vector_domain(atom), metric, scale=scale)
+    metric = dp.l2_distance(T=kind_of_number)
+    return dp.m.make_gaussian(dp.vector_domain(atom), metric, scale=scale)
+
+
+def _opendp_noise(array: np.ndarray, scale: float, kind: str, discrete: bool) -> np.ndarray:
+    """``array`` plus exact OpenDP noise of the given ``kind`` ("laplace" or "gaussian")."""
+    if array.size == 0:
+        return array.copy()
+    mechanism = _opendp_mechanism(float(scale), kind, bool(discrete))
     flat = array.ravel()
     if discrete:
         flat = np.clip(np.rint(flat), -_MAX_INTEGER, _MAX_INTEGER).astype(np.int64)
