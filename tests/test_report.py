@@ -30,7 +30,7 @@ def run(tmp_path_factory):
     model = tmp_path / "model.dpgm"
     assert main(["synth", str(data), "--schema", str(schema), "--epsilon", "2", "--out",
                  str(synthetic), "--ledger", str(ledger), "--seed", "0", "--save-model",
-                 str(model)]) == 0
+                 str(model), "--iters", "200"]) == 0  # the page's layout, not the fit
     report = tmp_path / "report"
     assert main(["evaluate", str(data), str(synthetic), "--model", str(model), "--ways", "1",
                  "2", "--report", str(report), "--ledger", str(ledger), "--holdout",
