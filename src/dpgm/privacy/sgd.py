@@ -20,8 +20,10 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
+from scipy.optimize import brentq
 
 from dpgm.dataset import Dataset, require_records
 from dpgm.errors import BudgetExceededError, DataError, DpgmError, PrivacyParameterError
@@ -89,25 +91,38 @@ def sgd_noise_multiplier(
     """
     epsilon = check_epsilon(epsilon)
     largest = optional(positive, "largest", largest)
-    lo, hi = 1e-3, 1.0
-    while sgd_epsilon(hi, sampling_rate, steps, delta) > epsilon:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            raise PrivacyParameterError(f"epsilon={epsilon:g} needs a noise multiplier over 1e6")
-    for _ in range(_HALVINGS):
-        mid = math.sqrt(lo * hi)
-        if sgd_epsilon(mid, sampling_rate, steps, delta) > epsilon:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo < 1.0 + 1e-9:
-            break
+    hi = _smallest_multiplier(epsilon, check_probability("delta", delta),
+                              check_rate(sampling_rate, "sampling_rate"),
+                              integer("steps", steps, least=1))
     if largest is not None and hi > largest:
         raise PrivacyParameterError(
             f"(epsilon={epsilon:g}, delta={delta:g}) is not attainable with {steps} steps at "
             f"sampling rate {sampling_rate:g}: it needs noise multiplier {hi:.4g} > {largest:g}"
         )
     return hi  # feasible end: ε(hi) ≤ target
+
+
+@lru_cache(maxsize=256)  # a pure function of four numbers, each a few dozen accountant runs
+def _smallest_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int) -> float:
+    """:func:`sgd_noise_multiplier` on checked arguments, without its ``largest``."""
+    def excess(log_sigma: float) -> float:
+        return sgd_epsilon(math.exp(log_sigma), sampling_rate, steps, delta) - epsilon
+
+    lo, hi = 1e-3, 1.0
+    while excess(math.log(hi)) > 0:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            raise PrivacyParameterError(f"epsilon={epsilon:g} needs a noise multiplier over 1e6")
+    if excess(math.log(lo)) <= 0:
+        return lo
+    # ε(σ) is decreasing and continuous, so a root lies between: Brent's method finds it
+    # in about a dozen accountant runs, where bisection took thirty
+    root = brentq(excess, math.log(lo), math.log(hi), xtol=1e-12, rtol=1e-12)
+    for step in range(1, _HALVINGS):  # its feasible side (ε ≤ target), a relative 1e-10 on
+        candidate = math.exp(root + step * 1e-10)
+        if candidate >= hi or excess(math.log(candidate)) <= 0:
+            return min(candidate, hi)
+    return hi
 
 
 def clipped_gradient_sum(
