@@ -170,15 +170,21 @@ class MST(Mechanism):
         rounds = len(attrs) - 1
         if rounds < 1:
             return []
-        independent = estimate(domain, one_way, iters=100)
         per_table = self.max_memory / MEASURED_CELL_BYTES
         size = {p: cells(domain.project(p).shape) for p in combinations(attrs, 2)}
         candidates = [p for p in size if size[p] <= per_table]
-        # L1 gap between the true pair marginal and the one-way model's; sensitivity 1
-        scores = {  # every pair counted in one pass where the engine can
-            pair: float(np.abs(counts - independent.marginal(pair)).sum())
-            for pair, counts in zip(candidates, data.marginals(candidates), strict=True)
-        }
+
+        def gaps() -> dict[tuple[str, str], float]:
+            """L1 gap between the true pair marginal and the one-way model's (sensitivity
+            1), every pair counted in one pass where the engine can."""
+            independent = estimate(domain, one_way, iters=100)
+            return {pair: float(np.abs(counts - independent.marginal(pair)).sum())
+                    for pair, counts in zip(candidates, data.marginals(candidates),
+                                            strict=True)}
+
+        # computed at the first round with a choice: a pick among one pair draws the same
+        # whatever its score (the law and the charge depend on the scores' differences only)
+        scores: dict[tuple[str, str], float] | None = None
         epsilon = math.sqrt(8.0 * rho / rounds)  # each round costs ε²/8 of the ρ given
         components = nx.utils.UnionFind(attrs)
         room = DEFAULT_MAX_CELLS - sum(domain.size(c) for c in singles)
@@ -191,9 +197,10 @@ class MST(Mechanism):
             ]
             if not open_pairs:
                 break  # the forest cannot grow within the limits
-            pick = exponential_mechanism(
-                [scores[p] for p in open_pairs], epsilon, 1.0, rng, budget, label="select pair"
-            )
+            if scores is None and len(open_pairs) > 1:
+                scores = gaps()
+            values = [scores[p] for p in open_pairs] if scores is not None else [0.0]
+            pick = exponential_mechanism(values, epsilon, 1.0, rng, budget, label="select pair")
             chosen.append(open_pairs[pick])
             components.union(*open_pairs[pick])
             room -= size[open_pairs[pick]]
