@@ -85,7 +85,7 @@ def sgd_noise_multiplier(
 ) -> float:
     """The smallest noise multiplier σ whose ``steps`` steps are (``epsilon``, ``delta``)-DP.
 
-    Found by bisection on :func:`sgd_epsilon` (decreasing in σ); the returned σ always
+    Found by Brent's method on :func:`sgd_epsilon` (decreasing in σ); the returned σ always
     meets the target. If it exceeds ``largest``, the target is called not attainable
     (:class:`PrivacyParameterError`), as in Abadi et al.'s and Bernstein et al.'s practice.
     """
@@ -118,7 +118,7 @@ def _smallest_multiplier(epsilon: float, delta: float, sampling_rate: float, ste
     # ε(σ) is decreasing and continuous, so a root lies between: Brent's method finds it
     # in about a dozen accountant runs, where bisection took thirty
     root = brentq(excess, math.log(lo), math.log(hi), xtol=1e-12, rtol=1e-12)
-    for step in range(1, _HALVINGS):  # its feasible side (ε ≤ target), a relative 1e-10 on
+    for step in range(1, _HALVINGS):  # its feasible side (ε ≤ target), 1e-10 of log σ a step
         candidate = math.exp(root + step * 1e-10)
         if candidate >= hi or excess(math.log(candidate)) <= 0:
             return min(candidate, hi)
