@@ -34,8 +34,9 @@ from dpgm.privacy.policy import check_epsilon, check_probability
 from dpgm.random import RngLike, as_generator
 from dpgm.validation import integer, optional, positive
 
-# Bisection on log σ: 60 halvings of a bracket within [1e-3, 1e6] reach 1e-9 relative.
-_HALVINGS = 60
+# Steps of 1e-10 in log σ past Brent's root, to its feasible side (ε ≤ target); σ's bracket
+# is the fallback, so the σ returned always meets the target.
+_FEASIBLE_STEPS = 60
 
 
 def _accounting():
@@ -108,17 +109,19 @@ def _smallest_multiplier(epsilon: float, delta: float, sampling_rate: float, ste
     def excess(log_sigma: float) -> float:
         return sgd_epsilon(math.exp(log_sigma), sampling_rate, steps, delta) - epsilon
 
-    lo, hi = 1e-3, 1.0
+    lo, hi = None, 1.0  # lo: a σ known to miss the target
     while excess(math.log(hi)) > 0:
         lo, hi = hi, 2.0 * hi
         if hi > 1e6:
             raise PrivacyParameterError(f"epsilon={epsilon:g} needs a noise multiplier over 1e6")
-    if excess(math.log(lo)) <= 0:
-        return lo
+    if lo is None:  # σ = 1 meets it: search down to 1e-3
+        lo = 1e-3
+        if excess(math.log(lo)) <= 0:
+            return lo
     # ε(σ) is decreasing and continuous, so a root lies between: Brent's method finds it
     # in about a dozen accountant runs, where bisection took thirty
     root = brentq(excess, math.log(lo), math.log(hi), xtol=1e-12, rtol=1e-12)
-    for step in range(1, _HALVINGS):  # its feasible side (ε ≤ target), 1e-10 of log σ a step
+    for step in range(1, _FEASIBLE_STEPS):  # to the feasible side of the root
         candidate = math.exp(root + step * 1e-10)
         if candidate >= hi or excess(math.log(candidate)) <= 0:
             return min(candidate, hi)
