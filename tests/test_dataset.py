@@ -80,6 +80,34 @@ def test_weight_column_by_name(domain):
         Dataset.from_pandas(frame, domain, weights="nope")
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_integer_arrays_of_any_layout_give_the_same_records(domain, order, dtype):
+    records = np.array([[0, 1, 3], [2, 0, 1], [1, 1, 0]], dtype=dtype, order=order)
+    data = Dataset(records, domain)
+    assert data.records.dtype == np.int64 and data.records.flags.c_contiguous
+    np.testing.assert_array_equal(data.records, records.astype(np.int64))
+
+
+@pytest.mark.parametrize(("column", "bad", "pattern"), [
+    (1, 2, r"column 'b' has value 2 at row 1, outside its domain 0..1"),
+    (2, -1, r"column 'c' has value -1 at row 1, outside its domain 0..3"),
+])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_bad_code_in_an_integer_array_is_named(domain, column, bad, pattern, order):
+    records = np.zeros((3, 3), dtype=np.int64, order=order)
+    records[1, column] = bad
+    with pytest.raises(DataError, match=pattern):
+        Dataset(records, domain)
+
+
+def test_an_unsigned_code_beyond_int64_is_named_as_written(domain):
+    records = np.zeros((2, 3), dtype=np.uint64)
+    records[1, 0] = 2**63 + 5
+    with pytest.raises(DataError, match=r"value 9223372036854775813 at row 1"):
+        Dataset(records, domain)
+
+
 # -- errors -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("column", "bad", "pattern"),

@@ -69,6 +69,18 @@ def _validate_column(name: str, column: np.ndarray, size: int) -> np.ndarray:
     return values.astype(np.int64, copy=False)
 
 
+def _codes_in_range(array: np.ndarray, domain: Domain) -> bool:
+    """True where ``array`` (records by attribute) is integer-typed and every code lies in
+    its attribute's range: checked in one pass over the whole array rather than column by
+    column (the usual case, such as sampled records); False sends it to the column-by-column
+    check, which names the first bad value."""
+    if array.dtype.kind not in "iu" or array.size == 0:
+        return False
+    sizes = np.asarray(domain.shape, dtype=np.float64)
+    # the float bound is exact enough: a code at or above 2**53 is out of every domain
+    return bool(array.min(initial=0) >= 0 and np.all(array.max(axis=0) < sizes))
+
+
 def check_columns(frame: pd.DataFrame, domain: Domain) -> None:
     """Raise unless ``frame`` has one column per attribute; warn of the columns it ignores."""
     names = [str(c) for c in frame.columns]
@@ -183,10 +195,10 @@ class Dataset(CountingSource):
                     f"records must be a 2-d array with {len(domain)} columns (one per attribute), "
                     f"got shape {array.shape}"
                 )
-            columns = [
-                _validate_column(a, array[:, i], domain[a]) for i, a in enumerate(domain.attrs)
-            ]
-            array = np.column_stack(columns) if columns else array.astype(np.int64)
+            if not _codes_in_range(array, domain):  # the first bad value, named
+                columns = [_validate_column(a, array[:, i], domain[a])
+                           for i, a in enumerate(domain.attrs)]
+                array = np.column_stack(columns) if columns else array.astype(np.int64)
         self.records: np.ndarray = np.ascontiguousarray(array, dtype=np.int64)
         self.domain = domain
         if weights is None:

@@ -166,7 +166,9 @@ def draw_records(
     """
     if method not in METHODS:
         raise ParameterError(f"unknown sampling method {method!r}; use 'exact' or 'rounded'")
-    records = np.zeros((n, len(domain)), dtype=np.int64)
+    # column by column: each step reads whole earlier columns and writes its own, which
+    # a column-major array keeps contiguous
+    records = np.zeros((n, len(domain)), dtype=np.int64, order="F")
     done: list[str] = []
     for given, drawn, table in steps:
         given_shape = tuple(domain[a] for a in given)
