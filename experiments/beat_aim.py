@@ -10,7 +10,9 @@ the training records and the seconds taken (fit and sample). The variants:
 * ``one-band``: shrinkage with no column ordered, each residual one group (idea 7);
 * ``share=X``: AIM's share of the budget fixed at X (idea 9; 0 is no selection);
 * ``one-shot``: no selection whatever the model's size (idea 10);
-* ``three-way``: no selection, the plan over every 3-way marginal (idea 12).
+* ``three-way``: no selection, the plan over every 3-way marginal (idea 12);
+* ``OPTION=VALUE``: any other numeric option of AIM+RP set to VALUE, the rest as the
+  default (``round_iters=1000``, ``max_model_size=80``).
 
     python -m experiments.beat_aim --tables slid cps1988 --seeds 0 1 2 \\
         --variants default no-denoise one-band
@@ -32,12 +34,23 @@ from dpgm.schema import Schema
 from dpgm.workload import Workload
 
 DELTA = 1e-9
-VARIANTS = ("default", "no-denoise", "one-band", "share=X", "one-shot", "three-way")
+VARIANTS = ("default", "no-denoise", "one-band", "share=X", "one-shot", "three-way",
+            "OPTION=VALUE")
+#: AIM+RP's numeric options a variant may set (``OPTION=VALUE``)
+OPTIONS = {"round_iters": int, "iters": int, "rounds": int, "max_model_size": float,
+           "max_cells": int, "alpha": float, "one_shot_cells": int}
 
 
 def variant_name(name: str) -> str:
     """``name`` if it is a variant (argparse's check, before any run)."""
     if name in VARIANTS or (name.startswith("share=") and _is_share(name[6:])):
+        return name
+    key, _, value = name.partition("=")
+    if key in OPTIONS:
+        try:
+            OPTIONS[key](value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{key} takes a number, got {value!r}") from None
         return name
     raise argparse.ArgumentTypeError(f"unknown variant {name!r}: use one of {VARIANTS}")
 
@@ -71,6 +84,9 @@ def variant(name: str, epsilon: float, schema: Schema):
     if name == "three-way":
         return (AIMResidual(epsilon, DELTA, selection_share=0.0),
                 Workload.all_marginals(schema.domain, 3).cliques)
+    key, _, value = name.partition("=")
+    if key in OPTIONS:
+        return AIMResidual(epsilon, DELTA, **{key: OPTIONS[key](value)}), None
     raise ValueError(f"unknown variant {name!r}")
 
 
