@@ -87,6 +87,8 @@ def test_integer_arrays_of_any_layout_give_the_same_records(domain, order, dtype
     data = Dataset(records, domain)
     assert data.records.dtype == np.int64 and data.records.flags.c_contiguous
     np.testing.assert_array_equal(data.records, records.astype(np.int64))
+    records[0, 0] = 2  # the caller's array, changed afterwards, is not the Dataset's
+    assert data.records[0, 0] == 0
 
 
 @pytest.mark.parametrize(("column", "bad", "pattern"), [

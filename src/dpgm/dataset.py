@@ -195,7 +195,11 @@ class Dataset(CountingSource):
                     f"records must be a 2-d array with {len(domain)} columns (one per attribute), "
                     f"got shape {array.shape}"
                 )
-            if not _codes_in_range(array, domain):  # the first bad value, named
+            if _codes_in_range(array, domain):
+                # a copy, as the column-by-column route makes: the records are the
+                # Dataset's own, whatever the caller does with its array afterwards
+                array = np.array(array, dtype=np.int64, order="C", copy=True)
+            else:  # the first bad value, named
                 columns = [_validate_column(a, array[:, i], domain[a])
                            for i, a in enumerate(domain.attrs)]
                 array = np.column_stack(columns) if columns else array.astype(np.int64)
