@@ -45,14 +45,24 @@ def variant_name(name: str) -> str:
     """``name`` if it is a variant (argparse's check, before any run)."""
     if name in VARIANTS or (name.startswith("share=") and _is_share(name[6:])):
         return name
-    key, _, value = name.partition("=")
-    if key in OPTIONS:
-        try:
-            OPTIONS[key](value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{key} takes a number, got {value!r}") from None
-        return name
+    try:
+        if _option(name) is not None:
+            return name
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     raise argparse.ArgumentTypeError(f"unknown variant {name!r}: use one of {VARIANTS}")
+
+
+def _option(name: str) -> dict | None:
+    """The AIM+RP option an ``OPTION=VALUE`` variant sets, as keyword arguments; None
+    where ``name`` names no option, ValueError where its value is not a number."""
+    key, _, value = name.partition("=")
+    if key not in OPTIONS:
+        return None
+    try:
+        return {key: OPTIONS[key](value)}
+    except ValueError:
+        raise ValueError(f"{key} takes a number, got {value!r}") from None
 
 
 def _is_share(text: str) -> bool:
@@ -84,9 +94,9 @@ def variant(name: str, epsilon: float, schema: Schema):
     if name == "three-way":
         return (AIMResidual(epsilon, DELTA, selection_share=0.0),
                 Workload.all_marginals(schema.domain, 3).cliques)
-    key, _, value = name.partition("=")
-    if key in OPTIONS:
-        return AIMResidual(epsilon, DELTA, **{key: OPTIONS[key](value)}), None
+    option = _option(name)
+    if option is not None:
+        return AIMResidual(epsilon, DELTA, **option), None
     raise ValueError(f"unknown variant {name!r}")
 
 
