@@ -29,8 +29,10 @@ demo: $(STAMP)
 		--force
 	head -5 demo-output/diamonds-synth.csv
 
+# one pytest worker per core (pytest-xdist); TEST_WORKERS=0 runs the suite in one process
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples experiments

@@ -18,6 +18,14 @@ if str(_HERE) not in sys.path:  # also under --import-mode=importlib
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2,2] pyspark-shell")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
+# `make test` runs the suite on every core (pytest-xdist): one worker per core, so each
+# worker's numerical libraries take one thread, or OpenMP's and BLAS's pools, sized for the
+# whole machine, contend across workers (scikit-learn's boosting ran several times slower).
+# Set before any test module loads numpy; the commands tests start inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
 
 def pytest_addoption(parser):
     parser.addoption(
