@@ -1,0 +1,120 @@
+"""Synthetic records fitted to noisy pair tables directly (post-processing).
+
+Private-PGM turns measurements into a graphical model, then draws records from it; a model
+that holds every pair of a wide table needs a junction tree far too large to estimate
+(docs/benchmarks.md, ideas 10 and 19). :func:`fit_records` skips the model: starting from
+n records (drawn, for example, from a smaller model), it moves them until their pair
+counts follow the target tables, minimising the squared error
+
+    L(X) = Σ over pairs (j, k) and cells (v, w) of (count of X on (v, w) − target(v, w))²
+
+by local search. Each step takes one attribute ``j`` and a random batch of records; each
+record proposes the value of ``j`` that lowers L most given its other values, and the
+improving proposals are applied together. The change of L for record ``i`` moving from
+``u`` to ``v`` is ``2 Σ_k (R_jk[v, x_ik] − R_jk[u, x_ik]) + 2(d − 1)``, where ``R = counts −
+targets``: one gather per other attribute, for the whole batch at once. Small batches
+converge to a lower error; proposals of one batch that pile into one cell overshoot it.
+
+The targets are any tables: noisy marginals, denoised ones, a model's. Nothing here reads
+data, so the records' privacy is that of the targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import combinations
+
+import numpy as np
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import ParameterError
+from dpgm.validation import integer, number
+
+#: each sweep proposes one move per record; these many sweeps converge on the suite's tables
+SWEEPS = 30
+#: the share of the records that propose moves together in one step
+BATCH = 0.005
+
+
+def _pair_residuals(data: Dataset, targets: Mapping[tuple[str, str], np.ndarray]
+                    ) -> dict[tuple[int, int], np.ndarray]:
+    """``counts − target`` of every pair of attribute positions, both orientations (the
+    second a transposed view of the first, so that an update shows in both)."""
+    domain = data.domain
+    attrs = list(domain.attrs)
+    positions = list(combinations(range(len(attrs)), 2))
+    pairs = [(attrs[j], attrs[k]) for j, k in positions]
+    residuals: dict[tuple[int, int], np.ndarray] = {}
+    for (j, k), pair, counts in zip(positions, pairs, data.marginals(pairs)):
+        target = targets.get(pair)
+        if target is None and pair[::-1] in targets:
+            target = np.asarray(targets[pair[::-1]], dtype=np.float64).T
+        if target is None:
+            raise ParameterError(f"no target table for the pair {pair[0]} × {pair[1]}")
+        target = np.asarray(target, dtype=np.float64)
+        if target.shape != counts.shape:
+            raise ParameterError(f"the target of {pair[0]} × {pair[1]} has shape "
+                                 f"{target.shape}, not {counts.shape}")
+        residuals[(j, k)] = counts - target
+        residuals[(k, j)] = residuals[(j, k)].T
+    return residuals
+
+
+def move_deltas(residuals: Mapping[tuple[int, int], np.ndarray], records: np.ndarray,
+                rows: np.ndarray, j: int, size: int) -> np.ndarray:
+    """The change of the squared error were each of ``rows`` alone to take each value of
+    attribute ``j`` (``(len(rows), size)``; zero at its own value)."""
+    d = records.shape[1]
+    gains = np.zeros((rows.size, size))
+    for k in range(d):
+        if k != j:
+            gains += residuals[(j, k)][:, records[rows, k]].T
+    own = records[rows, j]
+    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * (d - 1)
+    deltas[np.arange(rows.size), own] = 0.0
+    return deltas
+
+
+def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
+                records: np.ndarray, rng: np.random.Generator, sweeps: int = SWEEPS,
+                batch: float = BATCH) -> np.ndarray:
+    """``records`` (codes, one column per attribute of ``domain``, in its order) moved
+    until their pair counts follow ``targets`` (a table per pair of attributes, keyed by
+    the two names in either order); a new array, the caller's is left as it was."""
+    sweeps = integer("sweeps", sweeps, least=1)
+    batch = number("batch", batch, low=0.0, high=1.0, low_open=True)
+    given = np.asarray(records)
+    if given.ndim != 2 or given.shape[1] != len(domain.attrs):
+        raise ParameterError(f"records must be a table of {len(domain.attrs)} columns, one "
+                             f"per attribute; got shape {given.shape}")
+    data = Dataset(given, domain)  # checks every code, names a bad one
+    records = np.array(data.records, dtype=np.int64, order="F")  # the caller's stays
+    sizes = [domain[a] for a in domain.attrs]
+    n, d = records.shape
+    if n == 0 or d < 2:
+        return records
+    residuals = _pair_residuals(data, targets)
+    size = max(1, int(batch * n))
+    for step in range(sweeps * (n // size)):
+        j = step % d
+        rows = rng.choice(n, size, replace=False)
+        deltas = move_deltas(residuals, records, rows, j, int(sizes[j]))
+        best = np.argmin(deltas, axis=1)
+        moving = deltas[np.arange(size), best] < 0
+        rows, old, new = rows[moving], records[rows[moving], j], best[moving]
+        for k in range(d):
+            if k != j:
+                table = residuals[(j, k)]
+                np.add.at(table, (new, records[rows, k]), 1.0)
+                np.add.at(table, (old, records[rows, k]), -1.0)
+        records[rows, j] = new
+    return records
+
+
+def squared_error(domain: Domain, records: np.ndarray,
+                  targets: Mapping[tuple[str, str], np.ndarray]) -> float:
+    """The error :func:`fit_records` lowers: Σ over pairs and cells of (count − target)²."""
+    residuals = _pair_residuals(Dataset(records, domain), targets)
+    return float(sum((residuals[(j, k)] ** 2).sum()
+                     for j, k in combinations(range(len(domain.attrs)), 2)))

@@ -1,0 +1,113 @@
+"""Records fitted to pair tables (dpgm.estimation.records)."""
+
+from __future__ import annotations
+
+from itertools import combinations, product
+
+import numpy as np
+import pytest
+
+from dpgm.dataset import Dataset
+from dpgm.domain import Domain
+from dpgm.errors import DataError, ParameterError
+from dpgm.estimation.records import (
+    _pair_residuals,
+    fit_records,
+    move_deltas,
+    squared_error,
+)
+
+DOMAIN = Domain(["a", "b", "c", "d"], [3, 2, 4, 2])
+
+
+def pair_tables(records: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    attrs = list(DOMAIN.attrs)
+    tables = {}
+    for j, k in combinations(range(len(attrs)), 2):
+        table = np.zeros((DOMAIN[attrs[j]], DOMAIN[attrs[k]]))
+        np.add.at(table, (records[:, j], records[:, k]), 1.0)
+        tables[(attrs[j], attrs[k])] = table
+    return tables
+
+
+def correlated(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Records whose attributes depend on one another (a chain a -> b -> c -> d)."""
+    a = rng.integers(0, 3, n)
+    b = (a + (rng.random(n) < 0.2)) % 2
+    c = (2 * b + a + rng.integers(0, 2, n)) % 4
+    d = (c >= 2).astype(int) ^ (rng.random(n) < 0.1)
+    return np.column_stack([a, b, c, d])
+
+
+def test_each_moves_change_of_the_error_is_the_brute_force_one():
+    rng = np.random.default_rng(0)
+    records = correlated(40, rng)
+    targets = {pair: table + rng.normal(0, 2, table.shape)
+               for pair, table in pair_tables(correlated(40, rng)).items()}
+    residuals = _pair_residuals(Dataset(records, DOMAIN), targets)
+    before = squared_error(DOMAIN, records, targets)
+    rows = np.arange(40)
+    for j, attr in enumerate(DOMAIN.attrs):
+        deltas = move_deltas(residuals, records, rows, j, DOMAIN[attr])
+        for i, value in product(range(0, 40, 7), range(DOMAIN[attr])):
+            moved = records.copy()
+            moved[i, j] = value
+            assert deltas[i, value] == pytest.approx(
+                squared_error(DOMAIN, moved, targets) - before, abs=1e-9)
+
+
+def test_records_move_to_the_pair_tables_of_other_records():
+    rng = np.random.default_rng(1)
+    truth = correlated(2_000, rng)
+    targets = pair_tables(truth)
+    # the same one-way counts, every dependence between attributes shuffled away
+    start = np.column_stack([rng.permutation(truth[:, j]) for j in range(4)])
+    fitted = fit_records(DOMAIN, targets, start, np.random.default_rng(2))
+    assert squared_error(DOMAIN, fitted, targets) < 1e-4 * squared_error(DOMAIN, start, targets)
+
+
+def test_the_callers_records_stay_as_they_were_and_a_seed_gives_the_same_records():
+    rng = np.random.default_rng(3)
+    start = correlated(500, rng)
+    kept = start.copy()
+    targets = pair_tables(correlated(500, rng))
+    first = fit_records(DOMAIN, targets, start, np.random.default_rng(4), sweeps=3)
+    again = fit_records(DOMAIN, targets, start, np.random.default_rng(4), sweeps=3)
+    assert np.array_equal(start, kept)
+    assert np.array_equal(first, again)
+    assert not np.array_equal(first, start)
+
+
+def test_a_target_keyed_the_other_way_round_is_read_transposed():
+    rng = np.random.default_rng(5)
+    start = correlated(300, rng)
+    targets = pair_tables(correlated(300, rng))
+    flipped = {(k, j) if (j, k) == ("a", "c") else (j, k): (t.T if (j, k) == ("a", "c") else t)
+               for (j, k), t in targets.items()}
+    assert squared_error(DOMAIN, start, flipped) == squared_error(DOMAIN, start, targets)
+
+
+@pytest.mark.parametrize("records, targets, match", [
+    (np.zeros((5, 3), int), None, "4 columns"),
+    (np.zeros((5, 4), int), {}, "no target table"),
+    (np.zeros((5, 4), int), {("a", "b"): np.zeros((2, 3))}, "shape"),
+])
+def test_bad_records_and_targets_are_refused_by_name(records, targets, match):
+    if targets is None:
+        targets = pair_tables(np.zeros((1, 4), int))
+    with pytest.raises(ParameterError, match=match):
+        fit_records(DOMAIN, targets, records, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("records", [np.full((5, 4), 3), np.full((5, 4), 0.5)])
+def test_records_with_codes_outside_the_domain_are_refused(records):
+    with pytest.raises(DataError):
+        fit_records(DOMAIN, pair_tables(np.zeros((1, 4), int)), records,
+                    np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("option", [dict(sweeps=0), dict(batch=0.0), dict(batch=1.5)])
+def test_bad_options_are_refused(option):
+    targets = pair_tables(np.zeros((1, 4), int))
+    with pytest.raises(ParameterError):
+        fit_records(DOMAIN, targets, np.zeros((5, 4), int), np.random.default_rng(0), **option)
