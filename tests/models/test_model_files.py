@@ -25,6 +25,7 @@ from dpgm.models import (
     IsingModel,
     Model,
     PairwiseModel,
+    RecordsModel,
     TableModel,
     TwiseModel,
 )
@@ -73,6 +74,8 @@ FAMILIES = {
                                           ("c",): np.array([1.0, 2.0, 0.0, 3.0]) * 2.5},
                                  15.0, independent=True),
     "compressed": compressed,
+    "records": lambda: RecordsModel(DOMAIN, np.array([[0, 0, 1], [1, 2, 3], [1, 2, 0],
+                                                      [0, 1, 3], [1, 0, 2]]), 12.5),
     "network": network,
     "ising": lambda: IsingModel(np.array([[0, 0.5, 0], [0.5, 0, -0.3], [0, -0.3, 0]]),
                                 np.array([0.1, 0.0, -0.2]), names=["x", "y", "z"]),

@@ -47,6 +47,7 @@ from dpgm.models.bayesian_network import BayesianNetwork
 from dpgm.models.compression import CompressedModel, DomainCompression
 from dpgm.models.markov_random_field import MarkovRandomField
 from dpgm.models.pairwise import IsingModel, PairwiseModel, TwiseModel
+from dpgm.models.records import RecordsModel
 from dpgm.models.refinement import RefinedModel, Refinement
 from dpgm.models.tables import TableModel
 
@@ -591,11 +592,36 @@ class _Twise:
         return model
 
 
+class _Records:
+    """RecordsModel: its records (codes), one column per attribute in the domain's order."""
+
+    kind = RecordsModel
+
+    @staticmethod
+    def save(model: RecordsModel) -> tuple[dict, Arrays]:
+        return {"total": model.total, "rows": len(model.records)}, {"records": model.records}
+
+    @staticmethod
+    def shapes(domain: Domain, meta: Mapping) -> Shapes:
+        rows = meta.get("rows")
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ModelFileError("'model.rows' must be a count of records")
+        return {"records": ((rows, len(domain)), "<i8")}
+
+    @staticmethod
+    def load(domain: Domain, meta: Mapping, arrays: Arrays) -> RecordsModel:
+        try:
+            return RecordsModel(domain, arrays["records"], _total(meta))
+        except DataError as error:
+            raise ModelFileError(f"'records' holds a code outside the domain: {error}") from None
+
+
 #: the model kinds a file may hold, by the name written in it
 KINDS: dict[str, Any] = {"MarkovRandomField": _Field, "TableModel": _Tables,
                          "CompressedModel": _Compressed, "BayesianNetwork": _Network,
                          "IsingModel": _Pairwise, "PairwiseModel": _Pairwise,
-                         "TwiseModel": _Twise, "RefinedModel": _Refined}
+                         "TwiseModel": _Twise, "RefinedModel": _Refined,
+                         "RecordsModel": _Records}
 
 
 def _kind_of(model: object) -> str:
