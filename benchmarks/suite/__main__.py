@@ -8,7 +8,8 @@ part as raw values with the table's public schema, in a fresh process with a tim
 holdout. Time and peak memory are the system's own (its process). A system that fails or
 runs out of its budget is reported as such.
 
-Systems: ``dpgm-aim``, ``dpgm-mst``, ``dpgm-aim-rp`` and ``dpgm-residual-planner``
+Systems: ``dpgm-aim``, ``dpgm-mst``, ``dpgm-aim-rp``, ``dpgm-residual-planner`` and
+``dpgm-aim-rp-records``
 (``run_dpgm.py``); a peer runs where its venv is
 named (``--peer NAME=PYTHON``, e.g. ``dpmm=/path/to/dpmm-venv/bin/python`` runs
 ``benchmarks/peers/run_dpmm.py`` for AIM and MST).

@@ -1,6 +1,7 @@
 """Fit one of dpgm's synthesizers (``MECHANISMS``: AIM, MST, AIM+RP, ResidualPlanner on
-all 2-way marginals; each with its defaults) to a CSV of raw values with its schema and
-write a synthetic table of the same size: the dpgm side of the suite, with the peers' command line
+all 2-way marginals, AIM+RP with its records estimator; each with its defaults) to a CSV
+of raw values with its schema and write a synthetic table of the same size: the dpgm side
+of the suite, with the peers' command line
 (``benchmarks/peers/_runner.py``) so that every system runs the same way, each in a
 fresh process. Prints one JSON line."""
 
@@ -16,7 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 
 from _runner import parser, report  # noqa: E402
 
-MECHANISMS = ("aim", "mst", "aim-rp", "residual-planner")
+MECHANISMS = ("aim", "mst", "aim-rp", "residual-planner", "aim-rp-records")
+#: a system that is a registered mechanism with another estimator than its default
+ESTIMATORS = {"aim-rp-records": ("aim-rp", "records")}
 
 
 def main() -> None:
@@ -30,7 +33,9 @@ def main() -> None:
     warnings.simplefilter("ignore", SeedWarning)  # seeded: a benchmark, not a release
     schema = Schema.from_json(json.loads(Path(args.spec).read_text()))
     frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, na_filter=False)
-    mechanism = REGISTRY[args.mechanism](args.epsilon, args.delta)
+    name, estimator = ESTIMATORS.get(args.mechanism, (args.mechanism, None))
+    options = {} if estimator is None else {"estimator": estimator}
+    mechanism = REGISTRY[name](args.epsilon, args.delta, **options)
     mechanism.check_synthesizable(schema.domain)  # as dpgm synth: refused before reading
     start = time.perf_counter()
     model = mechanism.fit(frame, schema=schema, rng=args.seed)
@@ -41,7 +46,8 @@ def main() -> None:
     from dpgm import __version__
 
     report(start, fitted, sampled, f"dpgm {__version__} {type(mechanism).__name__} "
-           f"(Private-PGM estimation, zCDP, delta={args.delta:g})")
+           f"({'Private-PGM' if estimator is None else estimator} estimation, zCDP, "
+           f"delta={args.delta:g})")
 
 
 if __name__ == "__main__":

@@ -204,10 +204,14 @@ def marginal_variance(domain: Domain, attrs: Sequence[str],
 
 
 def reconstruct(domain: Domain, attrs: Sequence[str],
-                answers: Mapping[frozenset[str], np.ndarray]) -> np.ndarray:
+                answers: Mapping[frozenset[str], np.ndarray],
+                bases: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
     """The marginal table on ``attrs`` (axes in that order) from residual answers by subset
-    (each flattened with its attributes in ``domain`` order): the sum above."""
+    (each flattened with its attributes in ``domain`` order): the sum above. ``bases``:
+    the residual basis each attribute was measured in where not Helmert's (such as
+    :func:`ordered_basis`; orthonormal rows, so that its transpose maps back)."""
     attrs = domain.check(attrs)
+    bases = {} if bases is None else bases
     table = np.zeros(domain.project(attrs).shape)
     for k in range(len(attrs) + 1):
         for subset in combinations(attrs, k):
@@ -225,7 +229,7 @@ def reconstruct(domain: Domain, attrs: Sequence[str],
             if not attrs:  # the record count itself
                 table += z.reshape(())
                 continue
-            up = KroneckerQuery([residual_basis(domain[a]).T if a in key
+            up = KroneckerQuery([bases.get(a, residual_basis(domain[a])).T if a in key
                                  else np.full((domain[a], 1), 1.0 / domain[a])
                                  for a in attrs])
             table += (up @ z.ravel()).reshape(table.shape)

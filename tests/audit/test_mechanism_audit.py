@@ -123,6 +123,11 @@ SPECS = [
     Spec("aim-rp", "pgm", 15.0, (("selection_share", 0.5), ("rounds", 2), ("round_iters", 3),
                                  *FAST_PGM), "linear", 1.25, 800, slow=True)
 ] + [
+    # the records estimator: the one-shot plan (ResidualPlanner's measuring code, audited
+    # in CI), then records fitted to its tables; with --run-slow
+    Spec("aim-rp", "records", 15.0, (), "linear", 1.125, 400, workload=(("a", "b"),),
+         slow=True)
+] + [
     Spec("swift", est, 15.0, FAST_PGM, "linear", 1.125, 2000, power=est == "pgm")
     for est in ("pgm", "original")
 ] + [

@@ -4,12 +4,14 @@ keeps: test_conformance.py; the privacy claim: tests/audit.)"""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from mechanism_helpers import PublicOnly, sample_data
 
 from dpgm import Domain
 from dpgm.errors import DpgmError, ParameterError
 from dpgm.mechanisms import AIMResidual
+from dpgm.models import RecordsModel
 from dpgm.residuals import residual_subset
 from dpgm.workload import Workload
 
@@ -138,3 +140,38 @@ def test_the_final_estimate_starts_from_aims_model(data, monkeypatch):
                         or estimate(self, *a, **k))
     AIMResidual(1.0, selection_share=0.5, rounds=4, round_iters=5, iters=10).fit(data, rng=0)
     assert returned[0] is not None and starts == [returned[0]]
+
+
+# -- the records estimator -------------------------------------------------------------------
+def test_records_follow_every_pair_and_stand_for_the_noisy_count(data):
+    mechanism = AIMResidual(1000.0, estimator="records")
+    model = mechanism.fit(data, rng=0)
+    assert isinstance(model, RecordsModel)
+    assert mechanism.selector is None  # no selection: the whole budget on the plan
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)
+    assert model.total == pytest.approx(len(data), abs=5) and model.total != len(data)
+    assert len(model.records) == round(model.total)
+    for pair in Workload.all_marginals(DOMAIN, 2).cliques:
+        real = data.marginal(pair) / len(data)
+        fitted = model.marginal(pair) / model.total
+        assert 0.5 * np.abs(real - fitted).sum() < 0.01, pair
+
+
+def test_records_are_post_processing_of_the_one_shot_plans_release(data):
+    fits = [AIMResidual(1.0, selection_share=0.0, iters=5), AIMResidual(1.0, estimator="records")]
+    for mechanism in fits:
+        mechanism.fit(data, rng=7)
+    first, second = ([(m.clique, np.asarray(m.values).tobytes()) for m in f.measurements]
+                     for f in fits)
+    assert first == second
+
+
+def test_records_refuse_a_share_a_larger_marginal_and_refinement_before_reading():
+    with pytest.raises(ParameterError, match="selection_share"):
+        AIMResidual(1.0, estimator="records", selection_share=0.5)
+    mechanism = AIMResidual(1.0, estimator="records")
+    with pytest.raises(ParameterError, match="fits pairs"):
+        mechanism.fit(PublicOnly(DOMAIN), workload=[("a", "b", "c")], rng=0)
+    with pytest.raises(ParameterError, match="one resolution"):
+        mechanism.fit(PublicOnly(Domain(["a", "b"], [4, 3])), refine={"a": 2}, rng=0)

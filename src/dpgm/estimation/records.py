@@ -29,6 +29,7 @@ import numpy as np
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
+from dpgm.inference.sampling import draw_records
 from dpgm.validation import integer, number
 
 #: each sweep proposes one move per record; these many sweeps converge on the suite's tables
@@ -118,3 +119,38 @@ def squared_error(domain: Domain, records: np.ndarray,
     residuals = _pair_residuals(Dataset(records, domain), targets)
     return float(sum((residuals[(j, k)] ** 2).sum()
                      for j, k in combinations(range(len(domain.attrs)), 2)))
+
+
+def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], n: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """``n`` records drawn (rounded, by the one row sampler) from the Chow–Liu tree of the
+    target pair tables, their negative cells clipped: the pairs of most mutual information
+    that form a tree, a starting point that already holds the strongest dependences."""
+    import networkx as nx
+
+    attrs = list(domain.attrs)
+    tables = {}
+    graph = nx.Graph()
+    graph.add_nodes_from(attrs)
+    for a, b in combinations(attrs, 2):
+        table = targets[(a, b)] if (a, b) in targets else np.transpose(targets[(b, a)])
+        table = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
+        tables[(a, b)] = table
+        mass = table.sum()
+        if mass > 0:
+            joint = table / mass
+            product = np.outer(joint.sum(axis=1), joint.sum(axis=0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                information = float(np.nansum(joint * np.log(joint / product)))
+        else:
+            information = 0.0
+        graph.add_edge(a, b, weight=information)
+    tree = nx.maximum_spanning_tree(graph)
+    root = attrs[0]
+    first = tables[(attrs[0], attrs[1])].sum(axis=1) if len(attrs) > 1 else np.ones(domain[root])
+    steps = [((), (root,), first)]
+    for parent, child in nx.bfs_edges(tree, root):
+        pair = (parent, child) if (parent, child) in tables else (child, parent)
+        table = tables[pair] if pair == (parent, child) else tables[pair].T
+        steps.append(((parent,), (child,), table))
+    return draw_records(domain, steps, n, rng, method="rounded")

@@ -26,6 +26,14 @@ smooth or attributes nearly independent. Without a schema no column is ordered a
 residual is one band. The model's error bars are the plan's variances of the answers
 before shrinkage.
 
+**Records** (``estimator="records"``). Private-PGM cannot estimate a model of every pair
+where their junction tree is large; the records estimator needs none. It takes the
+one-shot plan over the workload's pairs (no selection, the whole budget; ``"auto"``
+resolves to 0), reconstructs every pair's table from the denoised residuals, draws the
+noisy record count of records from their Chow–Liu tree and moves them until their pair
+counts follow the tables (:mod:`dpgm.estimation.records`): a
+:class:`~dpgm.models.RecordsModel`. Post-processing of the same release.
+
 **Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
 differ by adding or removing one record). AIM spends ``selection_share``·ρ, accounted as
 AIM's docstring says (its own budget, charged entry by entry to this run's). The plan is
@@ -41,13 +49,23 @@ from __future__ import annotations
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
+from dpgm.errors import ParameterError
+from dpgm.estimation.records import fit_records, tree_records
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.residual_planner import measure_residuals
+from dpgm.models.records import RecordsModel
 from dpgm.random import Randomness
-from dpgm.residuals import LOSSES, frequency_bands, ordered_basis, plan_residuals
+from dpgm.residuals import (
+    LOSSES,
+    frequency_bands,
+    ordered_basis,
+    plan_residuals,
+    reconstruct,
+    residual_subset,
+)
 from dpgm.validation import flag, integer, number, one_of
 from dpgm.workload import Workload
 
@@ -68,6 +86,7 @@ class AIMResidual(Mechanism):
     """
 
     privacy = "zcdp"
+    estimators = ("pgm", "records")
     refines = True  # as AIM: a refined column's one-way at its fine level, pairs at its bins
 
     def __init__(
@@ -95,6 +114,10 @@ class AIMResidual(Mechanism):
         # 0: no selection (the plan over the workload); below 1: the plan needs some
         self.selection_share = (selection_share if selection_share == "auto" else number(
             "selection_share", selection_share, low=0.0, high=1.0, high_open=True))
+        if estimator == "records" and self.selection_share not in ("auto", 0.0):
+            raise ParameterError(
+                "the records estimator fits the one-shot plan over every pair, without "
+                f"selection: selection_share must be 0 or 'auto', got {selection_share!r}")
         self.one_shot_cells = integer("one_shot_cells", one_shot_cells, least=1)
         self.loss = one_of("loss", loss, LOSSES)
         self.denoise = flag("denoise", denoise)
@@ -123,8 +146,18 @@ class AIMResidual(Mechanism):
         has at most ``one_shot_cells`` cells, else :data:`SELECTION_SHARE`."""
         if self.selection_share != "auto":
             return float(self.selection_share)
+        if self.estimator == "records":
+            return 0.0
         small = TreeSizes(domain).cells(workload.cliques) <= self.one_shot_cells
         return 0.0 if small else SELECTION_SHARE
+
+    def refinement(self, domain: Domain, refine):
+        """AIM's refinement; none with the records estimator, which fits one resolution."""
+        found = super().refinement(domain, refine)
+        if found is not None and self.estimator == "records":
+            raise ParameterError("the records estimator keeps every column at one resolution: "
+                                 "pass refine={} (or use estimator='pgm')")
+        return found
 
     def ordered_attributes(self, domain: Domain) -> dict[str, bool]:
         """The attributes whose values the schema orders (numeric and datetime bins, not
@@ -141,7 +174,15 @@ class AIMResidual(Mechanism):
     def plan(self, domain: Domain, workload: Workload) -> None:
         """AIM's checks, or the one-shot plan's size (public facts); the plan after AIM
         follows its selection."""
-        if self.share(domain, workload) > 0:
+        if self.estimator == "records":
+            large = [c for c in workload.cliques if len(c) > 2]
+            if large:
+                raise ParameterError(
+                    f"the records estimator fits pairs; the workload has a marginal of "
+                    f"{len(large[0])} attributes ({' × '.join(large[0])}): use pairs, or "
+                    "estimator='pgm'")
+            self.check_tables(domain, workload.cliques, "the workload's marginals")
+        elif self.share(domain, workload) > 0:
             self._selector(1.0).plan(domain, workload)
         else:
             super().plan(domain, workload)
@@ -185,9 +226,24 @@ class AIMResidual(Mechanism):
             residuals = shrink_residuals(domain, residuals, bands)
         selected = [] if self.selector is None else self.selector.measurements
         self.measurements = [*selected, *residuals]
+        if self.estimator == "records":
+            return self._fit_records(domain, workload, residuals, bases, randomness)
         model = self.estimate(domain, self.measurements, iters=self.iters, warm_start=warm,
                               callback=self._iteration_reporter(
                                   self.iters, "estimation: loss at iteration"))
         self._say(f"estimated the final model: {model.tree.size():,} cells, "
                   f"total≈{model.total:.0f}")
         return model
+
+    def _fit_records(self, domain: Domain, workload: Workload, residuals, bases,
+                     randomness: Randomness) -> RecordsModel:
+        """The records estimator (see the module docstring): post-processing only."""
+        answers = {frozenset(residual_subset(m)): m.values for m in residuals}
+        pairs = [c for c in workload.cliques if len(c) == 2]
+        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
+        total = float(reconstruct(domain, (), answers))
+        rows = max(int(round(total)), 0)
+        self._say(f"fitting {rows:,} records to {len(pairs)} pair tables")
+        rng = randomness.other
+        records = fit_records(domain, targets, tree_records(domain, targets, rows, rng), rng)
+        return RecordsModel(domain, records, total)
