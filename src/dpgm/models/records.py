@@ -77,7 +77,7 @@ class RecordsModel(ModelBase):
         return {a: int(c) for a, c in zip(self.domain.attrs, best)}
 
     def _structure(self) -> dict:
-        return {"records": len(self.records)}
+        return {"fitted records": len(self.records)}
 
     def __repr__(self) -> str:
         return f"RecordsModel({len(self.records)} records, total={self.total:g})"
