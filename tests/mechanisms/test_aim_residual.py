@@ -175,3 +175,16 @@ def test_records_refuse_a_share_a_larger_marginal_and_refinement_before_reading(
         mechanism.fit(PublicOnly(DOMAIN), workload=[("a", "b", "c")], rng=0)
     with pytest.raises(ParameterError, match="one resolution"):
         mechanism.fit(PublicOnly(Domain(["a", "b"], [4, 3])), refine={"a": 2}, rng=0)
+
+
+def test_a_large_table_is_fitted_as_a_sample_that_stands_for_the_noisy_count(data,
+                                                                              monkeypatch):
+    import dpgm.mechanisms.aim_residual as module
+
+    monkeypatch.setattr(module, "MAX_FITTED_RECORDS", 500)
+    model = AIMResidual(1000.0, estimator="records").fit(data, rng=1)
+    assert len(model.records) == 500
+    assert model.total == pytest.approx(len(data), abs=5)
+    for pair in Workload.all_marginals(DOMAIN, 2).cliques:
+        real = data.marginal(pair) / len(data)
+        assert 0.5 * np.abs(real - model.marginal(pair) / model.total).sum() < 0.02, pair

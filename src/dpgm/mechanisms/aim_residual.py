@@ -30,8 +30,9 @@ before shrinkage.
 where their junction tree is large; the records estimator needs none. It takes the
 one-shot plan over the workload's pairs (no selection, the whole budget; ``"auto"``
 resolves to 0), reconstructs every pair's table from the denoised residuals, draws the
-noisy record count of records from their Chow–Liu tree and moves them until their pair
-counts follow the tables (:mod:`dpgm.estimation.records`): a
+noisy record count of records (at most :data:`MAX_FITTED_RECORDS`, or what ``max_memory``
+holds: a larger table is fitted as a sample, standing for the count) from their Chow–Liu
+tree and moves them until their pair counts follow the tables (:mod:`dpgm.estimation.records`): a
 :class:`~dpgm.models.RecordsModel`. Post-processing of the same release.
 
 **Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
@@ -56,6 +57,7 @@ from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.residual_planner import measure_residuals
+from dpgm.memory import CELL_BYTES
 from dpgm.models.records import RecordsModel
 from dpgm.random import Randomness
 from dpgm.residuals import (
@@ -75,6 +77,10 @@ SELECTION_SHARE = 0.9
 ORDERED_KINDS = ("numeric", "datetime")
 #: the largest junction tree of the workload measured without selection (``"auto"``)
 ONE_SHOT_CELLS = 200_000
+#: the most records the records estimator fits: a larger table is fitted as a sample
+MAX_FITTED_RECORDS = 1_000_000
+#: the copies of the records alive while they are fitted (theirs, the sampler's, a batch)
+FITTED_COPIES = 4
 
 
 class AIMResidual(Mechanism):
@@ -242,8 +248,14 @@ class AIMResidual(Mechanism):
         pairs = [c for c in workload.cliques if len(c) == 2]
         targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
         total = float(reconstruct(domain, (), answers))
-        rows = max(int(round(total)), 0)
+        # the model is the empirical distribution of its records, standing for the noisy
+        # count: a larger table is fitted as a sample of at most MAX_FITTED_RECORDS (and
+        # what max_memory holds), so that memory is bounded whatever the data's size
+        room = int(self.max_memory // (len(domain) * CELL_BYTES * FITTED_COPIES))
+        rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
         self._say(f"fitting {rows:,} records to {len(pairs)} pair tables")
         rng = randomness.other
+        if rows < round(total):  # a sample: its tables are the count's, scaled down
+            targets = {c: t * (rows / total) for c, t in targets.items()}
         records = fit_records(domain, targets, tree_records(domain, targets, rows, rng), rng)
         return RecordsModel(domain, records, total)
