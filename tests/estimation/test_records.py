@@ -90,7 +90,8 @@ def test_a_target_keyed_the_other_way_round_is_read_transposed():
 
 @pytest.mark.parametrize("records, targets, match", [
     (np.zeros((5, 3), int), None, "4 columns"),
-    (np.zeros((5, 4), int), {}, "no target table"),
+    (np.zeros((5, 4), int), {("a", "a"): np.zeros((3, 3))}, "pair of attributes"),
+    (np.zeros((5, 4), int), {("a", "b", "c"): np.zeros((3, 2, 4))}, "pair of attributes"),
     (np.zeros((5, 4), int), {("a", "b"): np.zeros((2, 3))}, "shape"),
 ])
 def test_bad_records_and_targets_are_refused_by_name(records, targets, match):
@@ -145,3 +146,26 @@ def _connected(edges) -> bool:
     for _ in edges:
         reached |= {b for a, b in edges if a in reached} | {a for a, b in edges if b in reached}
     return len(reached) == 4
+
+
+def test_a_pair_without_a_target_is_left_free():
+    rng = np.random.default_rng(8)
+    truth = correlated(2_000, rng)
+    start = np.column_stack([rng.permutation(truth[:, j]) for j in range(4)])
+    only = {("b", "a"): pair_tables(truth)[("a", "b")].T}  # keyed the other way round
+    fitted = fit_records(DOMAIN, only, start, np.random.default_rng(9))
+    assert squared_error(DOMAIN, fitted, only) < 1e-3 * squared_error(DOMAIN, start, only)
+    # c and d were never moved: nothing asked them to
+    assert np.array_equal(fitted[:, 2:], start[:, 2:])
+    assert np.array_equal(fit_records(DOMAIN, {}, start, np.random.default_rng(9)), start)
+
+
+def test_tree_records_draw_an_attribute_in_no_pair_from_its_one_way_table():
+    targets = {("a", "b"): np.array([[10.0, 0.0], [0.0, 30.0], [60.0, 0.0]])}
+    drawn = tree_records(DOMAIN, targets, 100, np.random.default_rng(0),
+                         singles={"c": np.array([0.0, 0.0, 100.0, 0.0])})
+    assert np.array_equal(np.bincount(drawn[:, 2], minlength=4), [0, 0, 100, 0])
+    np.testing.assert_array_equal(pair_tables(drawn)[("a", "b")], targets[("a", "b")])
+    assert set(np.unique(drawn[:, 3])) <= {0, 1}  # d: uniform, in no pair and no single
+    with pytest.raises(ParameterError, match="shape"):
+        tree_records(DOMAIN, {("a", "b"): np.ones((2, 3))}, 10, np.random.default_rng(0))

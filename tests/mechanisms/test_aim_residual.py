@@ -188,3 +188,11 @@ def test_a_large_table_is_fitted_as_a_sample_that_stands_for_the_noisy_count(dat
     for pair in Workload.all_marginals(DOMAIN, 2).cliques:
         real = data.marginal(pair) / len(data)
         assert 0.5 * np.abs(real - model.marginal(pair) / model.total).sum() < 0.02, pair
+
+
+def test_records_fit_the_pairs_a_workload_names_and_leave_the_others_free(data):
+    workload = [("a", "b"), ("c", "d")]
+    model = AIMResidual(1000.0, estimator="records").fit(data, workload=workload, rng=2)
+    for pair in workload:
+        real = data.marginal(pair) / len(data)
+        assert 0.5 * np.abs(real - model.marginal(pair) / model.total).sum() < 0.01, pair

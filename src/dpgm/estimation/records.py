@@ -22,7 +22,6 @@ data, so the records' privacy is that of the targets.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import combinations
 
 import numpy as np
 
@@ -40,20 +39,23 @@ BATCH = 0.005
 
 def _pair_residuals(data: Dataset, targets: Mapping[tuple[str, str], np.ndarray]
                     ) -> dict[tuple[int, int], np.ndarray]:
-    """``counts − target`` of every pair of attribute positions, both orientations (the
-    second a transposed view of the first, so that an update shows in both)."""
+    """``counts − target`` of each pair of attribute positions that has a target, both
+    orientations (the second a transposed view of the first, so that an update shows in
+    both). A pair without a target is free: the error does not see it."""
     domain = data.domain
     attrs = list(domain.attrs)
-    positions = list(combinations(range(len(attrs)), 2))
-    pairs = [(attrs[j], attrs[k]) for j, k in positions]
+    named = {}
+    for pair in targets:
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise ParameterError(f"a target must be on a pair of attributes, got {pair!r}")
+        domain.check(pair)
+        named[tuple(sorted(pair, key=attrs.index))] = pair
+    positions = [(attrs.index(a), attrs.index(b)) for a, b in named]
     residuals: dict[tuple[int, int], np.ndarray] = {}
-    for (j, k), pair, counts in zip(positions, pairs, data.marginals(pairs)):
-        target = targets.get(pair)
-        if target is None and pair[::-1] in targets:
-            target = np.asarray(targets[pair[::-1]], dtype=np.float64).T
-        if target is None:
-            raise ParameterError(f"no target table for the pair {pair[0]} × {pair[1]}")
-        target = np.asarray(target, dtype=np.float64)
+    for (j, k), (pair, key), counts in zip(positions, named.items(),
+                                           data.marginals(list(named))):
+        target = np.asarray(targets[key], dtype=np.float64)
+        target = target if key == pair else target.T
         if target.shape != counts.shape:
             raise ParameterError(f"the target of {pair[0]} × {pair[1]} has shape "
                                  f"{target.shape}, not {counts.shape}")
@@ -66,13 +68,14 @@ def move_deltas(residuals: Mapping[tuple[int, int], np.ndarray], records: np.nda
                 rows: np.ndarray, j: int, size: int) -> np.ndarray:
     """The change of the squared error were each of ``rows`` alone to take each value of
     attribute ``j`` (``(len(rows), size)``; zero at its own value)."""
-    d = records.shape[1]
     gains = np.zeros((rows.size, size))
-    for k in range(d):
-        if k != j:
+    paired = 0
+    for k in range(records.shape[1]):
+        if (j, k) in residuals:
             gains += residuals[(j, k)][:, records[rows, k]].T
+            paired += 1
     own = records[rows, j]
-    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * (d - 1)
+    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * paired
     deltas[np.arange(rows.size), own] = 0.0
     return deltas
 
@@ -82,7 +85,8 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
                 batch: float = BATCH) -> np.ndarray:
     """``records`` (codes, one column per attribute of ``domain``, in its order) moved
     until their pair counts follow ``targets`` (a table per pair of attributes, keyed by
-    the two names in either order); a new array, the caller's is left as it was."""
+    the two names in either order; pairs without one are left free); a new array, the
+    caller's is left as it was."""
     sweeps = integer("sweeps", sweeps, least=1)
     batch = number("batch", batch, low=0.0, high=1.0, low_open=True)
     given = np.asarray(records)
@@ -105,7 +109,7 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
         moving = deltas[np.arange(size), best] < 0
         rows, old, new = rows[moving], records[rows[moving], j], best[moving]
         for k in range(d):
-            if k != j:
+            if (j, k) in residuals:
                 table = residuals[(j, k)]
                 np.add.at(table, (new, records[rows, k]), 1.0)
                 np.add.at(table, (old, records[rows, k]), -1.0)
@@ -117,40 +121,56 @@ def squared_error(domain: Domain, records: np.ndarray,
                   targets: Mapping[tuple[str, str], np.ndarray]) -> float:
     """The error :func:`fit_records` lowers: Σ over pairs and cells of (count − target)²."""
     residuals = _pair_residuals(Dataset(records, domain), targets)
-    return float(sum((residuals[(j, k)] ** 2).sum()
-                     for j, k in combinations(range(len(domain.attrs)), 2)))
+    return float(sum((table ** 2).sum() for (j, k), table in residuals.items() if j < k))
 
 
 def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], n: int,
-                 rng: np.random.Generator) -> np.ndarray:
-    """``n`` records drawn (rounded, by the one row sampler) from the Chow–Liu tree of the
+                 rng: np.random.Generator,
+                 singles: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """``n`` records drawn (rounded, by the one row sampler) from the Chow–Liu forest of the
     target pair tables, their negative cells clipped: the pairs of most mutual information
-    that form a tree, a starting point that already holds the strongest dependences."""
+    that form a forest, a starting point that already holds the strongest dependences.
+    The root of each tree is drawn from its one-way table in ``singles`` (default: read off
+    one of its pairs; uniform for an attribute in none)."""
     import networkx as nx
 
     attrs = list(domain.attrs)
-    tables = {}
+    tables: dict[tuple[str, str], np.ndarray] = {}
     graph = nx.Graph()
     graph.add_nodes_from(attrs)
-    for a, b in combinations(attrs, 2):
-        table = targets[(a, b)] if (a, b) in targets else np.transpose(targets[(b, a)])
+    for pair, table in targets.items():
+        a, b = sorted(domain.check(pair), key=attrs.index)
         table = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
+        table = table if (a, b) == tuple(pair) else table.T
+        if table.shape != (domain[a], domain[b]):
+            raise ParameterError(f"the target of {a} × {b} has shape {table.shape}, not "
+                                 f"{(domain[a], domain[b])}")
         tables[(a, b)] = table
         mass = table.sum()
+        information = 0.0
         if mass > 0:
             joint = table / mass
             product = np.outer(joint.sum(axis=1), joint.sum(axis=0))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                information = float(np.nansum(joint * np.log(joint / product)))
-        else:
-            information = 0.0
+            inside = joint > 0
+            information = float((joint[inside] * np.log(joint[inside] / product[inside])).sum())
         graph.add_edge(a, b, weight=information)
-    tree = nx.maximum_spanning_tree(graph)
-    root = attrs[0]
-    first = tables[(attrs[0], attrs[1])].sum(axis=1) if len(attrs) > 1 else np.ones(domain[root])
-    steps = [((), (root,), first)]
-    for parent, child in nx.bfs_edges(tree, root):
-        pair = (parent, child) if (parent, child) in tables else (child, parent)
-        table = tables[pair] if pair == (parent, child) else tables[pair].T
-        steps.append(((parent,), (child,), table))
+    forest = nx.maximum_spanning_tree(graph)
+    steps = []
+    for component in nx.connected_components(forest):
+        root = min(component, key=attrs.index)
+        steps.append(((), (root,), _one_way(root, tables, singles, domain)))
+        for parent, child in nx.bfs_edges(forest, root):
+            pair = (parent, child) if (parent, child) in tables else (child, parent)
+            table = tables[pair] if pair == (parent, child) else tables[pair].T
+            steps.append(((parent,), (child,), table))
     return draw_records(domain, steps, n, rng, method="rounded")
+
+
+def _one_way(attr: str, tables: Mapping[tuple[str, str], np.ndarray],
+             singles: Mapping[str, np.ndarray] | None, domain: Domain) -> np.ndarray:
+    if singles is not None and attr in singles:
+        return np.clip(np.asarray(singles[attr], dtype=np.float64), 0.0, None)
+    for (a, b), table in tables.items():
+        if attr in (a, b):
+            return table.sum(axis=1 if attr == a else 0)
+    return np.ones(domain[attr])

@@ -255,7 +255,10 @@ class AIMResidual(Mechanism):
         rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
         self._say(f"fitting {rows:,} records to {len(pairs)} pair tables")
         rng = randomness.other
+        singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
         if rows < round(total):  # a sample: its tables are the count's, scaled down
             targets = {c: t * (rows / total) for c, t in targets.items()}
-        records = fit_records(domain, targets, tree_records(domain, targets, rows, rng), rng)
+            singles = {a: t * (rows / total) for a, t in singles.items()}
+        start = tree_records(domain, targets, rows, rng, singles)
+        records = fit_records(domain, targets, start, rng)
         return RecordsModel(domain, records, total)
