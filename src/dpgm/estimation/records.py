@@ -96,10 +96,10 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
     data = Dataset(given, domain)  # checks every code, names a bad one
     records = np.array(data.records, dtype=np.int64, order="F")  # the caller's stays
     sizes = [domain[a] for a in domain.attrs]
+    residuals = _pair_residuals(data, targets)  # checks every target, even with no records
     n, d = records.shape
-    if n == 0 or d < 2:
+    if n == 0 or not residuals:
         return records
-    residuals = _pair_residuals(data, targets)
     size = max(1, int(batch * n))
     for step in range(sweeps * (n // size)):
         j = step % d

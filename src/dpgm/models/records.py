@@ -25,9 +25,9 @@ class RecordsModel(ModelBase):
     attribute in its order), standing for ``total`` records (default: as many as given)."""
 
     def __init__(self, domain: Domain, records, total: float | None = None):
-        data = Dataset(records, domain)  # checks every code
+        self._data = Dataset(records, domain)  # checks every code once; counts marginals
         self.domain = domain
-        self.records = np.ascontiguousarray(data.records, dtype=np.int64)
+        self.records = np.ascontiguousarray(self._data.records, dtype=np.int64)
         self.total = number("total", len(self.records) if total is None else total)
 
     def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
@@ -39,7 +39,7 @@ class RecordsModel(ModelBase):
         attrs = self.domain.check(attrs)
         evidence = self.domain.evidence(self._given(given)) if given else {}
         extra = tuple(a for a in evidence if a not in attrs)
-        counts = Dataset(self.records, self.domain).marginal(attrs + extra)
+        counts = self._data.marginal(attrs + extra)
         if not evidence:
             return counts * self._scale()
         return conditioned(counts, attrs + extra, evidence, len(attrs), self.total)
