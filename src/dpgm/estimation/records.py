@@ -50,10 +50,9 @@ def _pair_residuals(data: Dataset, targets: Mapping[tuple[str, str], np.ndarray]
             raise ParameterError(f"a target must be on a pair of attributes, got {pair!r}")
         domain.check(pair)
         named[tuple(sorted(pair, key=attrs.index))] = pair
-    positions = [(attrs.index(a), attrs.index(b)) for a, b in named]
     residuals: dict[tuple[int, int], np.ndarray] = {}
-    for (j, k), (pair, key), counts in zip(positions, named.items(),
-                                           data.marginals(list(named))):
+    for (pair, key), counts in zip(named.items(), data.marginals(list(named))):
+        j, k = attrs.index(pair[0]), attrs.index(pair[1])
         target = np.asarray(targets[key], dtype=np.float64)
         target = target if key == pair else target.T
         if target.shape != counts.shape:
@@ -104,7 +103,7 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
     for step in range(sweeps * (n // size)):
         j = step % d
         rows = rng.choice(n, size, replace=False)
-        deltas = move_deltas(residuals, records, rows, j, int(sizes[j]))
+        deltas = move_deltas(residuals, records, rows, j, sizes[j])
         best = np.argmin(deltas, axis=1)
         moving = deltas[np.arange(size), best] < 0
         rows, old, new = rows[moving], records[rows[moving], j], best[moving]
@@ -133,6 +132,7 @@ def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], 
     The root of each tree is drawn from its one-way table in ``singles`` (default: read off
     one of its pairs; uniform for an attribute in none)."""
     import networkx as nx
+    from scipy.special import rel_entr
 
     attrs = list(domain.attrs)
     tables: dict[tuple[str, str], np.ndarray] = {}
@@ -148,11 +148,10 @@ def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], 
         tables[(a, b)] = table
         mass = table.sum()
         information = 0.0
-        if mass > 0:
+        if mass > 0:  # the mutual information: KL(joint ‖ product of its margins)
             joint = table / mass
             product = np.outer(joint.sum(axis=1), joint.sum(axis=0))
-            inside = joint > 0
-            information = float((joint[inside] * np.log(joint[inside] / product[inside])).sum())
+            information = float(rel_entr(joint, product).sum())
         graph.add_edge(a, b, weight=information)
     forest = nx.maximum_spanning_tree(graph)
     steps = []

@@ -27,8 +27,12 @@ class RecordsModel(ModelBase):
     def __init__(self, domain: Domain, records, total: float | None = None):
         self._data = Dataset(records, domain)  # checks every code once; counts marginals
         self.domain = domain
-        self.records = np.ascontiguousarray(self._data.records, dtype=np.int64)
         self.total = number("total", len(self.records) if total is None else total)
+
+    @property
+    def records(self) -> np.ndarray:
+        """The fitted records (codes, one column per attribute in the domain's order)."""
+        return self._data.records
 
     def marginal(self, attrs: Iterable[str], given: Mapping[str, object] | None = None,
                  *, with_error: bool = False) -> np.ndarray:
