@@ -9,7 +9,7 @@ import pytest
 from mechanism_helpers import PublicOnly, sample_data
 
 from dpgm import Domain
-from dpgm.errors import DpgmError, ParameterError
+from dpgm.errors import DpgmError, ModelTooLargeError, ParameterError
 from dpgm.mechanisms import AIMResidual
 from dpgm.models import RecordsModel
 from dpgm.residuals import residual_subset
@@ -175,6 +175,10 @@ def test_records_refuse_a_share_a_larger_marginal_and_refinement_before_reading(
         mechanism.fit(PublicOnly(DOMAIN), workload=[("a", "b", "c")], rng=0)
     with pytest.raises(ParameterError, match="one resolution"):
         mechanism.fit(PublicOnly(Domain(["a", "b"], [4, 3])), refine={"a": 2}, rng=0)
+    # a memory limit too small for the fewest records fitted: refused, not an empty model
+    small = AIMResidual(1.0, estimator="records", max_memory=1000 * 4 * 8 * 4 - 1)
+    with pytest.raises(ModelTooLargeError, match="at least 1,000 records"):
+        small.fit(PublicOnly(DOMAIN), rng=0)
 
 
 def test_a_large_table_is_fitted_as_a_sample_that_stands_for_the_noisy_count(data,

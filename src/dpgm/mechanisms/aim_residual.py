@@ -81,6 +81,9 @@ ONE_SHOT_CELLS = 200_000
 MAX_FITTED_RECORDS = 1_000_000
 #: the copies of the records alive while they are fitted (theirs, the sampler's, a batch)
 FITTED_COPIES = 4
+#: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
+#: refused before the data are read
+MIN_FITTED_RECORDS = 1_000
 
 
 class AIMResidual(Mechanism):
@@ -188,6 +191,10 @@ class AIMResidual(Mechanism):
                     f"{len(large[0])} attributes ({' × '.join(large[0])}): use pairs, or "
                     "estimator='pgm'")
             self.check_tables(domain, workload.cliques, "the workload's marginals")
+            self.check_memory(f"fitting at least {MIN_FITTED_RECORDS:,} records of "
+                              f"{len(domain)} attributes", MIN_FITTED_RECORDS
+                              * self._record_bytes(domain),
+                              alternative="raise max_memory, or use estimator='pgm'")
         elif self.share(domain, workload) > 0:
             self._selector(1.0).plan(domain, workload)
         else:
@@ -241,6 +248,11 @@ class AIMResidual(Mechanism):
                   f"total≈{model.total:.0f}")
         return model
 
+    @staticmethod
+    def _record_bytes(domain: Domain) -> int:
+        """The bytes one fitted record takes while records are fitted."""
+        return len(domain) * CELL_BYTES * FITTED_COPIES
+
     def _fit_records(self, domain: Domain, workload: Workload, residuals, bases,
                      randomness: Randomness) -> RecordsModel:
         """The records estimator (see the module docstring): post-processing only."""
@@ -251,7 +263,7 @@ class AIMResidual(Mechanism):
         # the model is the empirical distribution of its records, standing for the noisy
         # count: a larger table is fitted as a sample of at most MAX_FITTED_RECORDS (and
         # what max_memory holds), so that memory is bounded whatever the data's size
-        room = int(self.max_memory // (len(domain) * CELL_BYTES * FITTED_COPIES))
+        room = int(self.max_memory // self._record_bytes(domain))
         rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
         self._say(f"fitting {rows:,} records to {len(pairs)} pair tables")
         rng = randomness.other
