@@ -129,7 +129,10 @@ def kept_run(folder: Path, stem: str) -> dict | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--tables", nargs="+", default=list(tables.TABLES))
+    parser.add_argument("--tables", nargs="+", default=list(tables.TABLES),
+                        choices=tables.ALL_TABLES, metavar="TABLE",
+                        help="default: every table but the held-out ones "
+                             f"({', '.join(tables.HELD_OUT)})")
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--systems", nargs="+", default=None)
