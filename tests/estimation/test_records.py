@@ -169,3 +169,34 @@ def test_tree_records_draw_an_attribute_in_no_pair_from_its_one_way_table():
     assert set(np.unique(drawn[:, 3])) <= {0, 1}  # d: uniform, in no pair and no single
     with pytest.raises(ParameterError, match="shape"):
         tree_records(DOMAIN, {("a", "b"): np.ones((2, 3))}, 10, np.random.default_rng(0))
+
+
+def test_the_forest_implies_each_pair_along_its_path():
+    """On exact tables of a Markov chain a -> b -> c (d independent) the forest is the chain,
+    and the pair it implies for a and c is the chain's own (a, c) table: brute force."""
+    from dpgm.estimation.records import forest_pairs
+
+    p_a = np.array([0.5, 0.3, 0.2])
+    b_given_a = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    c_given_b = np.array([[0.7, 0.1, 0.1, 0.1], [0.05, 0.05, 0.1, 0.8]])
+    p_d = np.array([0.4, 0.6])
+    joint = np.einsum("a,ab,bc,d->abcd", p_a, b_given_a, c_given_b, p_d) * 1000.0
+    axes = {"a": 0, "b": 1, "c": 2, "d": 3}
+    targets = {(x, y): joint.sum(axis=tuple(i for i in range(4) if i not in (axes[x], axes[y])))
+               for x, y in combinations(DOMAIN.attrs, 2)}
+    # d depends on nothing: its edge has no information, so the forest's edge for it is
+    # arbitrary; the chain's two edges are there
+    edges, implied = forest_pairs(DOMAIN, targets)
+    assert {frozenset("ab"), frozenset("bc")} <= edges and len(edges) == 3
+    for pair, table in targets.items():
+        np.testing.assert_allclose(implied[pair], table, atol=1e-9, err_msg=str(pair))
+    # with only the chain's pairs given, (a, c) is still implied through the path; a
+    # negative (noisy) target cell is clipped before it is used
+    some = {("a", "b"): targets[("a", "b")], ("b", "c"): targets[("b", "c")]}
+    _, implied = forest_pairs(DOMAIN, some)
+    np.testing.assert_allclose(implied[("a", "c")], targets[("a", "c")], atol=1e-9)
+    assert ("a", "d") not in implied  # d is joined to nothing
+    some[("b", "c")] = some[("b", "c")] - np.array([[0, 0, 0, 0], [0, 0, 120, 0]])
+    _, implied = forest_pairs(DOMAIN, some)
+    # (b=1, c=2) is clipped to 0: c=2 comes from b=0 alone, at its own rate of 0.1
+    np.testing.assert_allclose(implied[("a", "c")][:, 2], targets[("a", "b")][:, 0] * 0.1)

@@ -77,3 +77,22 @@ def test_least_order_sets_which_residuals_are_shrunk(order):
     m = Measurement(("a",), np.full(5, 0.5), 1.0, KroneckerQuery([residual_basis(6)]))
     (out,) = shrink_residuals(domain, [m], {}, least_order=order)
     assert (out is m) == (order == 2)
+
+
+def test_a_residual_is_shrunk_towards_its_prior_where_one_is_given():
+    domain = Domain(["a", "b"], [4, 3])
+    rng = np.random.default_rng(3)
+    prior = rng.normal(0, 10.0, 6)
+    noisy = prior + rng.normal(0, 1.0, 6)
+    m = Measurement(("a", "b"), noisy, 1.0, KroneckerQuery([residual_basis(4),
+                                                           residual_basis(3)]))
+    (towards,) = shrink_residuals(domain, [m], {}, towards={("a", "b"): prior})
+    (plain,) = shrink_residuals(domain, [m], {})
+    # the James–Stein factor of the difference from the prior, not of the values
+    factor = 1 - 4 * 1.0 / ((noisy - prior) ** 2).sum()
+    np.testing.assert_allclose(towards.values, prior + max(factor, 0) * (noisy - prior))
+    np.testing.assert_allclose(plain.values, noisy * (1 - 4 / (noisy ** 2).sum()))
+    # a residual at its prior stays there; one without a prior is shrunk towards zero
+    (exact,) = shrink_residuals(domain, [Measurement(m.clique, prior, 1.0, m.query)], {},
+                                towards={("a", "b"): prior})
+    np.testing.assert_allclose(exact.values, prior)

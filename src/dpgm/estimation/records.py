@@ -123,14 +123,10 @@ def squared_error(domain: Domain, records: np.ndarray,
     return float(sum((table ** 2).sum() for (j, k), table in residuals.items() if j < k))
 
 
-def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], n: int,
-                 rng: np.random.Generator,
-                 singles: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
-    """``n`` records drawn (rounded, by the one row sampler) from the Chow–Liu forest of the
-    target pair tables, their negative cells clipped: the pairs of most mutual information
-    that form a forest, a starting point that already holds the strongest dependences.
-    The root of each tree is drawn from its one-way table in ``singles`` (default: read off
-    one of its pairs; uniform for an attribute in none)."""
+def chow_liu_forest(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray]):
+    """The Chow–Liu forest of the target pair tables (the pairs of most mutual information
+    that form a forest; a ``networkx`` graph over every attribute) and the tables, their
+    negative cells clipped, keyed by their two attributes in ``domain`` order."""
     import networkx as nx
     from scipy.special import rel_entr
 
@@ -153,16 +149,64 @@ def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], 
             product = np.outer(joint.sum(axis=1), joint.sum(axis=0))
             information = float(rel_entr(joint, product).sum())
         graph.add_edge(a, b, weight=information)
-    forest = nx.maximum_spanning_tree(graph)
+    return nx.maximum_spanning_tree(graph), tables
+
+
+def _edge_table(tables: Mapping[tuple[str, str], np.ndarray], parent: str, child: str
+                ) -> np.ndarray:
+    """The forest's table of an edge with axes (parent, child)."""
+    return tables[(parent, child)] if (parent, child) in tables else tables[(child, parent)].T
+
+
+def tree_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray], n: int,
+                 rng: np.random.Generator,
+                 singles: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """``n`` records drawn (rounded, by the one row sampler) from the Chow–Liu forest of the
+    target pair tables (:func:`chow_liu_forest`), a starting point that already holds the
+    strongest dependences. The root of each tree is drawn from its one-way table in
+    ``singles`` (default: read off one of its pairs; uniform for an attribute in none)."""
+    import networkx as nx
+
+    attrs = list(domain.attrs)
+    forest, tables = chow_liu_forest(domain, targets)
     steps = []
     for component in nx.connected_components(forest):
         root = min(component, key=attrs.index)
         steps.append(((), (root,), _one_way(root, tables, singles, domain)))
-        for parent, child in nx.bfs_edges(forest, root):
-            pair = (parent, child) if (parent, child) in tables else (child, parent)
-            table = tables[pair] if pair == (parent, child) else tables[pair].T
-            steps.append(((parent,), (child,), table))
+        steps += [((parent,), (child,), _edge_table(tables, parent, child))
+                  for parent, child in nx.bfs_edges(forest, root)]
     return draw_records(domain, steps, n, rng, method="rounded")
+
+
+def forest_pairs(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
+                 singles: Mapping[str, np.ndarray] | None = None
+                 ) -> tuple[set[frozenset[str]], dict[tuple[str, str], np.ndarray]]:
+    """The Chow–Liu forest's edges (:func:`chow_liu_forest`) and the table it implies for
+    every pair of attributes joined by it, edge or not (keyed in ``domain`` order, axes in
+    that order; the one-way tables of ``singles`` as in :func:`tree_records`): each
+    attribute's one-way table times the conditional tables along the path to the other.
+    A pair off the forest is the forest's prediction of it from the pairs on the path."""
+    import networkx as nx
+
+    attrs = list(domain.attrs)
+    forest, tables = chow_liu_forest(domain, targets)
+
+    def conditional(parent: str, child: str) -> np.ndarray:  # [child value, parent value]
+        table = _edge_table(tables, parent, child)
+        mass = table.sum(axis=1, keepdims=True)
+        uniform = np.full_like(table, 1.0 / table.shape[1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(mass > 0, table / mass, uniform).T
+
+    implied: dict[tuple[str, str], np.ndarray] = {}
+    for source in attrs:
+        one_way = _one_way(source, tables, singles, domain)
+        given = {source: np.eye(domain[source])}  # [value of v, value of source]
+        for parent, child in nx.bfs_edges(forest, source):
+            given[child] = conditional(parent, child) @ given[parent]
+            if attrs.index(source) < attrs.index(child):
+                implied[(source, child)] = given[child].T * one_way[:, None]
+    return {frozenset(edge) for edge in forest.edges}, implied
 
 
 def _one_way(attr: str, tables: Mapping[tuple[str, str], np.ndarray],

@@ -42,11 +42,16 @@ def band_shrinkage(values: np.ndarray, bands: np.ndarray, variance: float) -> np
 
 
 def shrink_residuals(domain: Domain, measurements: Iterable[Measurement],
-                     bands: Mapping[str, np.ndarray], least_order: int = 2
+                     bands: Mapping[str, np.ndarray], least_order: int = 2,
+                     towards: Mapping[tuple[str, ...], np.ndarray] | None = None
                      ) -> list[Measurement]:
     """Each residual measurement of ``least_order`` or more attributes shrunk band by
     band (see the module docstring); other measurements as they are. ``bands``: the band
-    of each basis row of the ordered attributes (others are one band each)."""
+    of each basis row of the ordered attributes (others are one band each). ``towards``:
+    for a residual's subset (in its measurement's order), the values to shrink it
+    towards instead of zero (James–Stein's guarantee holds for any point chosen without
+    that residual's noise)."""
+    towards = {} if towards is None else towards
     out = []
     for m in measurements:
         subset = residual_subset(m)
@@ -59,6 +64,7 @@ def shrink_residuals(domain: Domain, measurements: Iterable[Measurement],
         grid = np.meshgrid(*axes, indexing="ij")
         key = np.ravel_multi_index(tuple(g.ravel() for g in grid), shape)
         _, key = np.unique(key, return_inverse=True)  # dense band numbers
-        values = band_shrinkage(m.values, key.ravel(), float(m.std) ** 2)
+        prior = np.asarray(towards.get(tuple(subset), 0.0), dtype=np.float64)
+        values = prior + band_shrinkage(m.values - prior, key.ravel(), float(m.std) ** 2)
         out.append(Measurement(m.clique, values, m.std, m.query))
     return out

@@ -23,8 +23,13 @@ rows, and every residual of two or more attributes is then shrunk towards zero b
 band (positive-part James–Stein, :mod:`dpgm.estimation.shrinkage`) before estimation:
 less squared error than the raw answers whatever the truth, and far less where tables are
 smooth or attributes nearly independent. Without a schema no column is ordered and each
-residual is one band. The model's error bars are the plan's variances of the answers
-before shrinkage.
+residual is one band. Where the plan measures every workload pair (no selection), a pair
+need not be shrunk towards independence: the Chow–Liu forest of the shrunk pair tables
+(the pairs of most mutual information that form a forest) implies a table for every pair
+it joins, through the path between them, and each pair off the forest is shrunk instead
+towards the residual of that implied table (:func:`dpgm.estimation.records.forest_pairs`):
+where the forest explains a pair, its noise is taken out; where it does not, the answer
+stands. The model's error bars are the plan's variances of the answers before shrinkage.
 
 **Records** (``estimator="records"``). Private-PGM cannot estimate a model of every pair
 where their junction tree is large; the records estimator needs none. It takes the
@@ -51,7 +56,7 @@ from __future__ import annotations
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.estimation.records import fit_records, tree_records
+from dpgm.estimation.records import fit_records, forest_pairs, tree_records
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
@@ -233,10 +238,12 @@ class AIMResidual(Mechanism):
                   f"(rho={rest:.4g})")
         ordered = self.ordered_attributes(domain) if self.denoise else {}
         bases = {a: ordered_basis(domain[a], missing) for a, missing in ordered.items()}
-        residuals = measure_residuals(data, plan, budget, randomness.noise, bases)
-        if self.denoise:
-            bands = {a: frequency_bands(domain[a], missing) for a, missing in ordered.items()}
-            residuals = shrink_residuals(domain, residuals, bands)
+        raw = measure_residuals(data, plan, budget, randomness.noise, bases)
+        bands = {a: frequency_bands(domain[a], missing) for a, missing in ordered.items()}
+        residuals = shrink_residuals(domain, raw, bands) if self.denoise else raw
+        if self.denoise and share == 0:  # every workload pair measured: a forest to lean on
+            residuals = self._shrink_towards_forest(domain, workload, raw, residuals, bases,
+                                                    bands)
         selected = [] if self.selector is None else self.selector.measurements
         self.measurements = [*selected, *residuals]
         if self.estimator == "records":
@@ -247,6 +254,32 @@ class AIMResidual(Mechanism):
         self._say(f"estimated the final model: {model.tree.size():,} cells, "
                   f"total≈{model.total:.0f}")
         return model
+
+    @staticmethod
+    def _shrink_towards_forest(domain: Domain, workload: Workload, raw, shrunk, bases,
+                               bands) -> list:
+        """``shrunk`` with each pair's residual off the Chow–Liu forest of the pair tables
+        (read from ``shrunk``) shrunk from its raw answer towards the residual of the pair
+        the forest implies (see the module docstring; post-processing)."""
+        answers = {frozenset(residual_subset(m)): m.values for m in shrunk}
+        pairs = [c for c in workload.cliques if len(c) == 2]
+        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
+        singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
+        edges, implied = forest_pairs(domain, targets, singles)
+        towards = {}
+        for m in raw:
+            subset = tuple(residual_subset(m))
+            if len(subset) != 2 or len(m.clique) != 2 or frozenset(subset) in edges:
+                continue
+            ordered = tuple(sorted(subset, key=domain.attrs.index))
+            if ordered in implied:  # the pair is joined by the forest
+                table = implied[ordered]
+                table = table if tuple(m.clique) == ordered else table.T
+                towards[subset] = m.query @ table.ravel()
+        off = [m for m in raw if tuple(residual_subset(m)) in towards]
+        moved = {tuple(residual_subset(m)): m
+                 for m in shrink_residuals(domain, off, bands, towards=towards)}
+        return [moved.get(tuple(residual_subset(m)), m) for m in shrunk]
 
     @staticmethod
     def _record_bytes(domain: Domain) -> int:
