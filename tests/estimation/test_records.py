@@ -190,13 +190,16 @@ def test_the_forest_implies_each_pair_along_its_path():
     assert {frozenset("ab"), frozenset("bc")} <= edges and len(edges) == 3
     for pair, table in targets.items():
         np.testing.assert_allclose(implied[pair], table, atol=1e-9, err_msg=str(pair))
-    # with only the chain's pairs given, (a, c) is still implied through the path; a
-    # negative (noisy) target cell is clipped before it is used
-    some = {("a", "b"): targets[("a", "b")], ("b", "c"): targets[("b", "c")]}
-    _, implied = forest_pairs(DOMAIN, some)
+    # (a, c) measured as independent: off the forest, it is implied through the path,
+    # and only the pairs asked about are kept (d is joined to nothing)
+    some = {("a", "b"): targets[("a", "b")], ("b", "c"): targets[("b", "c")],
+            ("a", "c"): np.full((3, 4), 1000.0 / 12)}
+    singles = {"a": 1000.0 * p_a}
+    edges, implied = forest_pairs(DOMAIN, some, singles)
+    assert frozenset("ac") not in edges and set(implied) == set(some)
     np.testing.assert_allclose(implied[("a", "c")], targets[("a", "c")], atol=1e-9)
-    assert ("a", "d") not in implied  # d is joined to nothing
+    # a negative (noisy) target cell is clipped before it is used
     some[("b", "c")] = some[("b", "c")] - np.array([[0, 0, 0, 0], [0, 0, 120, 0]])
-    _, implied = forest_pairs(DOMAIN, some)
+    _, implied = forest_pairs(DOMAIN, some, singles)
     # (b=1, c=2) is clipped to 0: c=2 comes from b=0 alone, at its own rate of 0.1
     np.testing.assert_allclose(implied[("a", "c")][:, 2], targets[("a", "b")][:, 0] * 0.1)

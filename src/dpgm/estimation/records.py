@@ -182,14 +182,15 @@ def forest_pairs(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
                  singles: Mapping[str, np.ndarray] | None = None
                  ) -> tuple[set[frozenset[str]], dict[tuple[str, str], np.ndarray]]:
     """The Chow–Liu forest's edges (:func:`chow_liu_forest`) and the table it implies for
-    every pair of attributes joined by it, edge or not (keyed in ``domain`` order, axes in
-    that order; the one-way tables of ``singles`` as in :func:`tree_records`): each
-    attribute's one-way table times the conditional tables along the path to the other.
-    A pair off the forest is the forest's prediction of it from the pairs on the path."""
+    each pair of ``targets`` that it joins, edge or not (keyed in ``domain`` order, axes in
+    that order; the one-way tables of ``singles`` as in :func:`tree_records`): the one-way
+    table of one attribute times the conditional tables along the path to the other. A
+    pair off the forest is the forest's prediction of it from the pairs on the path."""
     import networkx as nx
 
     attrs = list(domain.attrs)
     forest, tables = chow_liu_forest(domain, targets)
+    wanted = set(tables)  # the targets' pairs, in domain order: only those are kept
 
     def conditional(parent: str, child: str) -> np.ndarray:  # [child value, parent value]
         table = _edge_table(tables, parent, child)
@@ -204,7 +205,7 @@ def forest_pairs(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
         given = {source: np.eye(domain[source])}  # [value of v, value of source]
         for parent, child in nx.bfs_edges(forest, source):
             given[child] = conditional(parent, child) @ given[parent]
-            if attrs.index(source) < attrs.index(child):
+            if (source, child) in wanted:
                 implied[(source, child)] = given[child].T * one_way[:, None]
     return {frozenset(edge) for edge in forest.edges}, implied
 
