@@ -176,7 +176,11 @@ def test_records_refuse_a_share_a_larger_marginal_and_refinement_before_reading(
     with pytest.raises(ParameterError, match="one resolution"):
         mechanism.fit(PublicOnly(Domain(["a", "b"], [4, 3])), refine={"a": 2}, rng=0)
     # a memory limit too small for the fewest records fitted: refused, not an empty model
-    small = AIMResidual(1.0, estimator="records", max_memory=1000 * 4 * 8 * 4 - 1)
+    from dpgm.mechanisms.aim_residual import CELL_BYTES, FITTED_COPIES, MIN_FITTED_RECORDS
+
+    one_record = len(DOMAIN) * CELL_BYTES * FITTED_COPIES
+    small = AIMResidual(1.0, estimator="records",
+                        max_memory=MIN_FITTED_RECORDS * one_record - 1)
     with pytest.raises(ModelTooLargeError, match="at least 1,000 records"):
         small.fit(PublicOnly(DOMAIN), rng=0)
 
