@@ -261,10 +261,7 @@ class AIMResidual(Mechanism):
         """``shrunk`` with each pair's residual off the Chow–Liu forest of the pair tables
         (read from ``shrunk``) shrunk from its raw answer towards the residual of the pair
         the forest implies (see the module docstring; post-processing)."""
-        answers = {frozenset(residual_subset(m)): m.values for m in shrunk}
-        pairs = [c for c in workload.cliques if len(c) == 2]
-        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
-        singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
+        targets, singles, _ = AIMResidual._tables(domain, workload, shrunk, bases)
         edges, implied = forest_pairs(domain, targets, singles)
         towards = {}
         for m in raw:
@@ -282,6 +279,16 @@ class AIMResidual(Mechanism):
         return [moved.get(tuple(residual_subset(m)), m) for m in shrunk]
 
     @staticmethod
+    def _tables(domain: Domain, workload: Workload, residuals, bases):
+        """The workload's pair tables, every one-way table and the record count,
+        reconstructed from the residual answers."""
+        answers = {frozenset(residual_subset(m)): m.values for m in residuals}
+        pairs = [c for c in workload.cliques if len(c) == 2]
+        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
+        singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
+        return targets, singles, float(reconstruct(domain, (), answers))
+
+    @staticmethod
     def _record_bytes(domain: Domain) -> int:
         """The bytes one fitted record takes while records are fitted."""
         return len(domain) * CELL_BYTES * FITTED_COPIES
@@ -289,18 +296,14 @@ class AIMResidual(Mechanism):
     def _fit_records(self, domain: Domain, workload: Workload, residuals, bases,
                      randomness: Randomness) -> RecordsModel:
         """The records estimator (see the module docstring): post-processing only."""
-        answers = {frozenset(residual_subset(m)): m.values for m in residuals}
-        pairs = [c for c in workload.cliques if len(c) == 2]
-        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
-        total = float(reconstruct(domain, (), answers))
+        targets, singles, total = self._tables(domain, workload, residuals, bases)
         # the model is the empirical distribution of its records, standing for the noisy
         # count: a larger table is fitted as a sample of at most MAX_FITTED_RECORDS (and
         # what max_memory holds), so that memory is bounded whatever the data's size
         room = int(self.max_memory // self._record_bytes(domain))
         rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
-        self._say(f"fitting {rows:,} records to {len(pairs)} pair tables")
+        self._say(f"fitting {rows:,} records to {len(targets)} pair tables")
         rng = randomness.other
-        singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
         if rows < round(total):  # a sample: its tables are the count's, scaled down
             targets = {c: t * (rows / total) for c, t in targets.items()}
             singles = {a: t * (rows / total) for a, t in singles.items()}
