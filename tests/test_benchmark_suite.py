@@ -36,6 +36,8 @@ SIGNS = {
     "males": {"school": 1, "union=yes": 1},
     "rwm5yr": {"age": 1, "female=1": 1},
     "psid7682": {"education": 1, "gender=male": 1},
+    "collegedistance": {"distance": -1, "score": 1, "fcollege=yes": 1},
+    "doctorcontacts": {"lc": -1, "ndisease": 1, "physlim=True": 1},
 }
 
 
