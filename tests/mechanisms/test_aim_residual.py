@@ -239,3 +239,99 @@ def test_every_pair_measured_the_pairs_off_the_forest_lean_on_it(monkeypatch):
             mechanism.fit(data, rng=seed)
         errors[lean] = [error(m) for m in fits]
     assert np.mean(errors[True]) < 0.8 * np.mean(errors[False]), errors
+
+
+# -- the route of estimator="auto" (the default) ---------------------------------------------
+def _count_entries(mechanism):
+    from dpgm.mechanisms.aim_residual import COUNT_LABEL
+
+    return [e for e in mechanism.budget.ledger if e.label == COUNT_LABEL]
+
+
+def test_auto_takes_the_records_where_the_noisy_count_fills_the_pair_cells(data):
+    from dpgm.mechanisms.aim_residual import COUNT_SHARE
+
+    # one_shot_cells=1: the workload's junction tree counts as too large for one model
+    mechanism = AIMResidual(1.0, one_shot_cells=1)
+    model = mechanism.fit(data, rng=0)
+    rho = mechanism.budget.total
+    assert mechanism.route == "records" and isinstance(model, RecordsModel)
+    (count,) = _count_entries(mechanism)
+    assert count.rho == pytest.approx(COUNT_SHARE * rho)
+    assert mechanism.residual_plan.rho == pytest.approx((1 - COUNT_SHARE) * rho)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(rho, rel=1e-12)
+
+
+def test_auto_takes_aim_where_the_pair_cells_are_too_many_for_the_count():
+    from dpgm.mechanisms.aim_residual import COUNT_SHARE, SELECTION_SHARE
+
+    few = sample_data(DOMAIN, 40, seed=3)
+    mechanism = AIMResidual(1.0, one_shot_cells=1, rounds=4, round_iters=5, iters=10)
+    model = mechanism.fit(few, rng=0)
+    rho = mechanism.budget.total
+    assert mechanism.route == "pgm" and not isinstance(model, RecordsModel)
+    assert len(_count_entries(mechanism)) == 1
+    available = (1 - COUNT_SHARE) * rho
+    assert mechanism.selector.budget.total == pytest.approx(SELECTION_SHARE * available)
+    assert mechanism.residual_plan.rho == pytest.approx((1 - SELECTION_SHARE) * available)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(rho, rel=1e-12)
+
+
+def test_the_route_reads_the_released_count_and_public_facts_only(data, monkeypatch):
+    """The same records take either route as the released count says: the branch is
+    post-processing of the count."""
+    import dpgm.mechanisms.aim_residual as module
+
+    measure = module.measure_record_count
+
+    def count_of(value):
+        def patched(*args, **kwargs):
+            m = measure(*args, **kwargs)
+            return type(m)(m.clique, np.array([value]), m.std, m.query)
+        return patched
+
+    routes = []
+    for value in (1.0, 1e6):
+        monkeypatch.setattr(module, "measure_record_count", count_of(value))
+        mechanism = AIMResidual(1.0, one_shot_cells=1, rounds=4, round_iters=5, iters=10)
+        mechanism.fit(data, rng=0)
+        routes.append(mechanism.route)
+    assert routes == ["pgm", "records"]
+
+
+def test_the_signal_grows_with_the_count_and_the_square_root_of_rho():
+    wide = Domain([f"x{i}" for i in range(5)], [4] * 5)
+    workload = Workload.all_marginals(wide, 2)
+    mechanism = AIMResidual(1.0)
+    base = mechanism.records_signal(wide, workload, 1000.0, 0.1)
+    # the plan's cell variances are inversely proportional to rho (Gaussian noise)
+    assert mechanism.records_signal(wide, workload, 2000.0, 0.1) == pytest.approx(2 * base)
+    assert mechanism.records_signal(wide, workload, 1000.0, 0.4) == pytest.approx(2 * base)
+    # 1000 records over 10 pairs of 16 cells: 6.25 a cell, over the cells' rms error
+    plan = mechanism.residual_plan  # none before a fit
+    assert plan is None
+    from dpgm.residuals import plan_residuals
+
+    plan = plan_residuals(wide, list(workload.cliques), 0.1, "sum")
+    assert base == pytest.approx(1000.0 / 160 / np.sqrt(plan.variance(("x0", "x1"))))
+
+
+@pytest.mark.parametrize("options, fit", [
+    ({}, {}),  # the workload's tree is small: the one-shot model, no count
+    ({"one_shot_cells": 1, "estimator": "pgm"}, {}),
+    ({"one_shot_cells": 1, "selection_share": 0.5}, {}),
+    ({"one_shot_cells": 1}, {"workload": [("a", "b", "c"), ("c", "d")]}),
+    ({"one_shot_cells": 1}, {"zeros": "a=0,b=0"}),
+])
+def test_auto_spends_nothing_on_a_count_where_records_are_out(data, options, fit):
+    if fit.get("zeros"):  # a structural zero: only Private-PGM holds it
+        from dpgm.constraints import Forbidden
+
+        mask = np.zeros((2, 3), dtype=bool)
+        mask[0, 0] = True
+        fit = {"zeros": [Forbidden(("a", "b"), mask)]}
+    mechanism = AIMResidual(1.0, rounds=4, round_iters=5, iters=10, **options)
+    mechanism.fit(data, rng=0, **fit)
+    assert mechanism.route == "pgm" and not _count_entries(mechanism)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)

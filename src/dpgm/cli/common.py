@@ -31,7 +31,7 @@ AUTO_DUCKDB_BYTES = 2**30
 #: dpgm.mechanisms.REGISTRY)
 MECHANISMS = ("aim", "aim-rp", "cgm", "dualquery", "hdmm", "mst", "mwem", "privbayes", "psgd",
               "residual-planner", "swift")
-ESTIMATORS = ("em", "naive", "naive-projected", "original", "pgm", "records", "sgd")
+ESTIMATORS = ("auto", "em", "naive", "naive-projected", "original", "pgm", "records", "sgd")
 #: Python parameter -> command-line flag, for messages that suggest an option
 FLAGS = {
     "epsilon": "--epsilon",

@@ -159,7 +159,7 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
                     refine=schema.refinements() if schema else None)
     if sample:
         mechanism.check_synthesizable(domain, workload)
-    if given and mechanism.estimator != "pgm":  # table models cannot condition
+    if given and not mechanism.may_estimate_with_pgm():  # table models cannot condition
         raise ParameterError("--given needs the Private-PGM estimator (--estimator pgm)")
     if sample and args.rows is not None:
         from dpgm.cli.output import check_disk_space
@@ -233,7 +233,9 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         choices=ESTIMATORS,
         default=None,
         help="Private-PGM or the mechanism's own estimator: original; for cgm em, naive or "
-        "naive-projected (default: the mechanism's own: pgm; em for cgm, sgd for psgd)",
+        "naive-projected; for aim-rp records, or auto (records or pgm, as a noisy record "
+        "count says) (default: the mechanism's own: pgm; em for cgm, sgd for psgd, auto "
+        "for aim-rp)",
     )
     command.add_argument(
         "--workload",

@@ -40,8 +40,25 @@ holds: a larger table is fitted as a sample, standing for the count) from their 
 tree and moves them until their pair counts follow the tables (:mod:`dpgm.estimation.records`): a
 :class:`~dpgm.models.RecordsModel`. Post-processing of the same release.
 
+**The route** (``estimator="auto"``, the default). The records beat AIM's selection where
+every pair's table is measured well, and lose where the noise swamps the pair tables (the
+budget is better spent on the few pairs AIM selects) or where the table's structure lives
+in triples that no pair holds (docs/benchmarks.md, ideas 19–24). Where the records are
+possible at all (a workload of pairs too large for the one-shot model, the share left
+``"auto"``, no structural zeros, no refined column, and room in ``max_memory``: public
+facts), ``"auto"`` spends :data:`COUNT_SHARE` of ρ on the record count, then reads from it
+:meth:`AIMResidual.records_signal`, the records per pair cell over the plan's standard
+error per cell, and takes the records where it is at least :data:`RECORDS_SIGNAL`, else
+AIM and the plan, each on the rest of the budget. Elsewhere it is ``"pgm"`` and measures no
+count. The threshold was chosen on the benchmark suite's tables at ε = 0.3, 1 and 3; it
+routes two of them the wrong way at ε = 1 (GSS and the Child sample, whose triples
+matter): see docs/benchmarks.md.
+
 **Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
-differ by adding or removing one record). AIM spends ``selection_share``·ρ, accounted as
+differ by adding or removing one record). Where ``"auto"`` measures the record count, that
+count is a Gaussian measurement of sensitivity 1 costing :data:`COUNT_SHARE`·ρ, and ρ below
+is the rest; the route is chosen from the released count and public facts
+(post-processing). AIM spends ``selection_share``·ρ, accounted as
 AIM's docstring says (its own budget, charged entry by entry to this run's). The plan is
 chosen from AIM's outputs only (the cliques it selected: post-processing of released
 values) and the public domain and workload; each residual of the plan is a Gaussian
@@ -53,6 +70,8 @@ estimation are post-processing.
 
 from __future__ import annotations
 
+import math
+
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
@@ -62,8 +81,9 @@ from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.residual_planner import measure_residuals
-from dpgm.memory import CELL_BYTES
+from dpgm.memory import CELL_BYTES, MEASURED_CELL_BYTES
 from dpgm.models.records import RecordsModel
+from dpgm.privacy.measure import measure_record_count
 from dpgm.random import Randomness
 from dpgm.residuals import (
     LOSSES,
@@ -86,6 +106,13 @@ ONE_SHOT_CELLS = 200_000
 MAX_FITTED_RECORDS = 1_000_000
 #: the copies of the records alive while they are fitted (theirs, the sampler's, a batch)
 FITTED_COPIES = 4
+#: the share of the budget ``estimator="auto"`` spends on the record count that chooses
+#: its route
+COUNT_SHARE = 0.01
+#: the ledger's label of that count
+COUNT_LABEL = "record count (the route)"
+#: the records route's threshold on :meth:`AIMResidual.records_signal`
+RECORDS_SIGNAL = 0.125
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
 #: refused before the data are read
 MIN_FITTED_RECORDS = 1_000
@@ -93,14 +120,15 @@ MIN_FITTED_RECORDS = 1_000
 
 class AIMResidual(Mechanism):
     """AIM's selection, then one ResidualPlanner measurement of what it selected (see the
-    module docstring). ``selection_share``: AIM's part of the budget; ``loss``: the
-    plan's (``"sum"`` or ``"max"`` of the cell variances); ``denoise``: ordered columns
-    in the cosine basis and residuals shrunk before estimation; the other options are
-    AIM's.
+    module docstring). ``estimator``: ``"auto"`` (records or Private-PGM, as the noisy
+    record count says), ``"pgm"`` or ``"records"``; ``selection_share``: AIM's part of the
+    budget; ``loss``: the plan's (``"sum"`` or ``"max"`` of the cell variances);
+    ``denoise``: ordered columns in the cosine basis and residuals shrunk before
+    estimation; the other options are AIM's.
     """
 
     privacy = "zcdp"
-    estimators = ("pgm", "records")
+    estimators = ("auto", "pgm", "records")
     refines = True  # as AIM: a refined column's one-way at its fine level, pairs at its bins
 
     def __init__(
@@ -109,7 +137,7 @@ class AIMResidual(Mechanism):
         delta: float | None = None,
         *,
         rho: float | None = None,
-        estimator: str = "pgm",
+        estimator: str = "auto",
         selection_share: float | str = "auto",
         one_shot_cells: int = ONE_SHOT_CELLS,
         loss: str = "sum",
@@ -145,6 +173,8 @@ class AIMResidual(Mechanism):
         #: the AIM run that selected the marginals, and the plan that measured them again
         self.selector: AIM | None = None
         self.residual_plan = None
+        #: the estimator this run took ("pgm" or "records"; see ``estimator="auto"``)
+        self.route: str | None = None
 
     def _selector(self, rho: float) -> AIM:
         return AIM(rho=rho, delta=self.delta, max_memory=self.max_memory,
@@ -164,6 +194,46 @@ class AIMResidual(Mechanism):
             return 0.0
         small = TreeSizes(domain).cells(workload.cliques) <= self.one_shot_cells
         return 0.0 if small else SELECTION_SHARE
+
+    def may_estimate_with_pgm(self) -> bool:
+        """``"pgm"``, and ``"auto"`` (which takes Private-PGM wherever records cannot)."""
+        return self.estimator in ("pgm", "auto")
+
+    def records_possible(self, domain: Domain, workload: Workload) -> bool:
+        """Whether ``estimator="auto"`` may take the records route here (public facts
+        only): a workload of pairs whose junction tree is too large for the one-shot
+        model, ``selection_share="auto"``, no structural zeros and no refined column, and
+        room in ``max_memory`` for the pair tables and :data:`MIN_FITTED_RECORDS` records."""
+        if self.estimator != "auto" or self.selection_share != "auto":
+            return False
+        if self.zeros or self.refined is not None or self.share(domain, workload) == 0:
+            return False
+        if any(len(c) > 2 for c in workload.cliques):
+            return False
+        tables = MEASURED_CELL_BYTES * sum(domain.size(c) for c in workload.cliques)
+        return max(tables, MIN_FITTED_RECORDS * self._record_bytes(domain)) <= self.max_memory
+
+    def records_signal(self, domain: Domain, workload: Workload, count: float,
+                       rho: float) -> float:
+        """How well the one-shot plan at ``rho`` would measure the workload's pair tables
+        for ``count`` records: the records per pair cell (``count`` over the cells of
+        every pair) over the root mean square of the cells' standard errors. Public but
+        for ``count``."""
+        plan = plan_residuals(domain, self._plan_cliques(domain, workload.cliques), rho,
+                              self.loss)
+        pairs = [c for c in workload.cliques if len(c) == 2]
+        if not pairs:
+            return 0.0
+        variance = sum(plan.variance(c) for c in pairs) / len(pairs)
+        return count / sum(domain.size(c) for c in pairs) / math.sqrt(variance)
+
+    def _plan_cliques(self, domain: Domain, chosen) -> list[tuple[str, ...]]:
+        """The marginals the plan measures: the maximal ones of ``chosen``, and the one-way
+        marginal of every attribute they leave out."""
+        cliques = [c for c in dict.fromkeys(chosen)
+                   if not any(set(c) < set(o) for o in chosen)]
+        singles = self.one_way_cliques(domain)  # a refined attribute's: its bin and place
+        return cliques + [s for s in singles if not any(set(s) <= set(c) for c in cliques)]
 
     def refinement(self, domain: Domain, refine):
         """AIM's refinement; none with the records estimator, which fits one resolution."""
@@ -211,10 +281,24 @@ class AIMResidual(Mechanism):
         # AIM spends from its own budget, included in this run's afterwards: refuse here,
         # before AIM reads anything, where this run's ledger cannot take it all
         budget.require(budget.total, "AIM+RP")
-        share = self.share(domain, workload)
+        route, available, counted = self.estimator, budget.total, []
+        if route == "auto":
+            route = "pgm"
+            if self.records_possible(domain, workload):
+                spend = COUNT_SHARE * budget.total
+                counted = [measure_record_count(data, budget, randomness.noise, rho=spend,
+                                                label=COUNT_LABEL)]
+                available -= spend
+                signal = self.records_signal(domain, workload, float(counted[0].values[0]),
+                                             available)
+                route = "records" if signal >= RECORDS_SIGNAL else "pgm"
+                self._say(f"the noisy record count gives {signal:.3g} records per pair cell "
+                          f"per unit of noise: {'records' if route == 'records' else 'AIM'}")
+        self.route = route
+        share = 0.0 if route == "records" else self.share(domain, workload)
         warm = None
         if share > 0:
-            selector = self._selector(share * budget.total)
+            selector = self._selector(share * available)
             own = selector.new_budget()
             # AIM's final model: the estimate below starts from it
             warm = selector.fit_within(data, workload, randomness, own, zeros=self.zeros,
@@ -227,11 +311,8 @@ class AIMResidual(Mechanism):
             chosen = list(workload.cliques)
             self._say(f"the workload's {len(chosen)} marginals fit one model of at most "
                       f"{self.one_shot_cells:,} cells: measured without selection")
-        cliques = [c for c in dict.fromkeys(chosen)
-                   if not any(set(c) < set(o) for o in chosen)]
-        singles = self.one_way_cliques(domain)  # a refined attribute's: its bin and place
-        cliques += [s for s in singles if not any(set(s) <= set(c) for c in cliques)]
-        rest = (1.0 - share) * budget.total  # this run's, whatever else the ledger holds
+        cliques = self._plan_cliques(domain, chosen)
+        rest = (1.0 - share) * available  # this run's, whatever else the ledger holds
         plan = plan_residuals(domain, cliques, rest, self.loss)
         self.residual_plan = plan
         self._say(f"planned {len(plan.subsets)} residuals over {len(cliques)} marginals "
@@ -245,8 +326,8 @@ class AIMResidual(Mechanism):
             residuals = self._shrink_towards_forest(domain, workload, raw, residuals, bases,
                                                     bands)
         selected = [] if self.selector is None else self.selector.measurements
-        self.measurements = [*selected, *residuals]
-        if self.estimator == "records":
+        self.measurements = [*counted, *selected, *residuals]
+        if route == "records":
             return self._fit_records(domain, workload, residuals, bases, randomness)
         model = self.estimate(domain, self.measurements, iters=self.iters, warm_start=warm,
                               callback=self._iteration_reporter(

@@ -143,6 +143,11 @@ class Mechanism:
         self._reset()
 
     # -- the template ---------------------------------------------------------------------
+    def may_estimate_with_pgm(self) -> bool:
+        """Whether this run may estimate with Private-PGM, the one estimator that holds
+        structural zeros (a public fact of the options)."""
+        return self.estimator == "pgm"
+
     @property
     def releases_model(self) -> bool:
         """Whether ``fit`` returns a model (which can be saved, queried and sampled with
@@ -404,7 +409,7 @@ class Mechanism:
             raise ParameterError(
                 f"{type(self).__name__} cannot hold constraints (structural zeros) exactly: "
                 "drop them from the schema")
-        if zeros and self.estimator != "pgm":
+        if zeros and not self.may_estimate_with_pgm():
             remedy = (f"use {option('estimator', 'pgm')}" if "pgm" in self.estimators else
                       f"{type(self).__name__} has none: use another mechanism")
             raise ParameterError(

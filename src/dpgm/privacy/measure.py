@@ -249,8 +249,10 @@ def measure_record_count(
     *,
     epsilon: float | None = None,
     rho: float | None = None,
+    label: str = "record count",
 ) -> Measurement:
-    """The record count with noise, charged to ``budget`` (``epsilon`` or ``rho`` of it).
+    """The record count with noise, charged to ``budget`` (``epsilon`` or ``rho`` of it)
+    under ``label``.
 
     Under add/remove DP the count is private. It is one linear query, the all-ones row on
     the first attribute's marginal (sensitivity 1): one scalar has the least noise.
@@ -264,5 +266,5 @@ def measure_record_count(
         rho=rho,
         budget=budget,
         rng=rng,
-        label="record count",
+        label=label,
     )
