@@ -309,7 +309,9 @@ class AIMResidual(Mechanism):
             self._say(f"AIM measured {len(chosen)} marginals with rho={own.total:.4g}")
         else:
             chosen = list(workload.cliques)
-            self._say(f"the workload's {len(chosen)} marginals fit one model of at most "
+            self._say(f"the records: the workload's {len(chosen)} marginals measured without "
+                      "selection" if route == "records" else
+                      f"the workload's {len(chosen)} marginals fit one model of at most "
                       f"{self.one_shot_cells:,} cells: measured without selection")
         cliques = self._plan_cliques(domain, chosen)
         rest = (1.0 - share) * available  # this run's, whatever else the ledger holds
