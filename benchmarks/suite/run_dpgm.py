@@ -45,8 +45,10 @@ def main() -> None:
     synthetic.to_csv(args.out, index=False)
     from dpgm import __version__
 
+    # the estimator this run took: AIM+RP's "auto" picks one (its route)
+    taken = getattr(mechanism, "route", None) or estimator or mechanism.estimator
     report(start, fitted, sampled, f"dpgm {__version__} {type(mechanism).__name__} "
-           f"({'Private-PGM' if estimator is None else estimator} estimation, zCDP, "
+           f"({'Private-PGM' if taken == 'pgm' else taken} estimation, zCDP, "
            f"delta={args.delta:g})")
 
 

@@ -43,7 +43,7 @@ tree and moves them until their pair counts follow the tables (:mod:`dpgm.estima
 **The route** (``estimator="auto"``, the default). The records beat AIM's selection where
 every pair's table is measured well, and lose where the noise swamps the pair tables (the
 budget is better spent on the few pairs AIM selects) or where the table's structure lives
-in triples that no pair holds (docs/benchmarks.md, ideas 19–24). Where the records are
+in triples that no pair holds (docs/benchmarks.md, ideas 19–25). Where the records are
 possible at all (a workload of pairs too large for the one-shot model, the share left
 ``"auto"``, no structural zeros, no refined column, and room in ``max_memory``: public
 facts), ``"auto"`` spends :data:`COUNT_SHARE` of ρ on the record count, then reads from it
