@@ -322,6 +322,8 @@ def test_the_signal_grows_with_the_count_and_the_square_root_of_rho():
     ({"one_shot_cells": 1, "selection_share": 0.5}, {}),
     ({"one_shot_cells": 1}, {"workload": [("a", "b", "c"), ("c", "d")]}),
     ({"one_shot_cells": 1}, {"zeros": "a=0,b=0"}),
+    ({"one_shot_cells": 1}, {"refine": {"c": 2}}),
+    ({"one_shot_cells": 1, "max_memory": 1_000 * 4 * 8 * 4 - 1}, {}),  # < 1,000 records
 ])
 def test_auto_spends_nothing_on_a_count_where_records_are_out(data, options, fit):
     if fit.get("zeros"):  # a structural zero: only Private-PGM holds it
@@ -330,7 +332,7 @@ def test_auto_spends_nothing_on_a_count_where_records_are_out(data, options, fit
         mask = np.zeros((2, 3), dtype=bool)
         mask[0, 0] = True
         fit = {"zeros": [Forbidden(("a", "b"), mask)]}
-    mechanism = AIMResidual(1.0, rounds=4, round_iters=5, iters=10, **options)
+    mechanism = AIMResidual(1.0, rounds=8, round_iters=5, iters=10, **options)
     mechanism.fit(data, rng=0, **fit)
     assert mechanism.route == "pgm" and not _count_entries(mechanism)
     assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
