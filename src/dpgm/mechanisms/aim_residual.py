@@ -81,7 +81,7 @@ from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.residual_planner import measure_residuals
-from dpgm.memory import CELL_BYTES, MEASURED_CELL_BYTES
+from dpgm.memory import CELL_BYTES
 from dpgm.models.records import RecordsModel
 from dpgm.privacy.measure import measure_record_count
 from dpgm.random import Randomness
@@ -210,8 +210,8 @@ class AIMResidual(Mechanism):
             return False
         if any(len(c) > 2 for c in workload.cliques):
             return False
-        tables = MEASURED_CELL_BYTES * sum(domain.size(c) for c in workload.cliques)
-        return max(tables, MIN_FITTED_RECORDS * self._record_bytes(domain)) <= self.max_memory
+        return max(self.tables_bytes(domain, workload.cliques),
+                   self._least_records_bytes(domain)) <= self.max_memory
 
     def records_signal(self, domain: Domain, workload: Workload, count: float,
                        rho: float) -> float:
@@ -219,8 +219,16 @@ class AIMResidual(Mechanism):
         for ``count`` records: the records per pair cell (``count`` over the cells of
         every pair) over the root mean square of the cells' standard errors. Public but
         for ``count``."""
-        plan = plan_residuals(domain, self._plan_cliques(domain, workload.cliques), rho,
+        return self._signal(domain, workload, count, self._one_shot_plan(domain, workload, rho))
+
+    def _one_shot_plan(self, domain: Domain, workload: Workload, rho: float):
+        """The plan over the workload without selection, at ``rho``."""
+        return plan_residuals(domain, self._plan_cliques(domain, workload.cliques), rho,
                               self.loss)
+
+    @staticmethod
+    def _signal(domain: Domain, workload: Workload, count: float, plan) -> float:
+        """:meth:`records_signal` read from the one-shot ``plan``."""
         pairs = [c for c in workload.cliques if len(c) == 2]
         if not pairs:
             return 0.0
@@ -267,8 +275,7 @@ class AIMResidual(Mechanism):
                     "estimator='pgm'")
             self.check_tables(domain, workload.cliques, "the workload's marginals")
             self.check_memory(f"fitting at least {MIN_FITTED_RECORDS:,} records of "
-                              f"{len(domain)} attributes", MIN_FITTED_RECORDS
-                              * self._record_bytes(domain),
+                              f"{len(domain)} attributes", self._least_records_bytes(domain),
                               alternative="raise max_memory, or use estimator='pgm'")
         elif self.share(domain, workload) > 0:
             self._selector(1.0).plan(domain, workload)
@@ -281,7 +288,7 @@ class AIMResidual(Mechanism):
         # AIM spends from its own budget, included in this run's afterwards: refuse here,
         # before AIM reads anything, where this run's ledger cannot take it all
         budget.require(budget.total, "AIM+RP")
-        route, available, counted = self.estimator, budget.total, []
+        route, available, counted, one_shot = self.estimator, budget.total, [], None
         if route == "auto":
             route = "pgm"
             if self.records_possible(domain, workload):
@@ -289,8 +296,8 @@ class AIMResidual(Mechanism):
                 counted = [measure_record_count(data, budget, randomness.noise, rho=spend,
                                                 label=COUNT_LABEL)]
                 available -= spend
-                signal = self.records_signal(domain, workload, float(counted[0].values[0]),
-                                             available)
+                one_shot = self._one_shot_plan(domain, workload, available)
+                signal = self._signal(domain, workload, float(counted[0].values[0]), one_shot)
                 route = "records" if signal >= RECORDS_SIGNAL else "pgm"
                 self._say(f"the noisy record count gives {signal:.3g} records per pair cell "
                           f"per unit of noise: {'records' if route == 'records' else 'AIM'}")
@@ -315,7 +322,9 @@ class AIMResidual(Mechanism):
                       f"{self.one_shot_cells:,} cells: measured without selection")
         cliques = self._plan_cliques(domain, chosen)
         rest = (1.0 - share) * available  # this run's, whatever else the ledger holds
-        plan = plan_residuals(domain, cliques, rest, self.loss)
+        # the records' plan is the one the route was read from: the same marginals and rho
+        plan = (one_shot if route == "records" and one_shot is not None
+                else plan_residuals(domain, cliques, rest, self.loss))
         self.residual_plan = plan
         self._say(f"planned {len(plan.subsets)} residuals over {len(cliques)} marginals "
                   f"(rho={rest:.4g})")
@@ -375,6 +384,11 @@ class AIMResidual(Mechanism):
     def _record_bytes(domain: Domain) -> int:
         """The bytes one fitted record takes while records are fitted."""
         return len(domain) * CELL_BYTES * FITTED_COPIES
+
+    @staticmethod
+    def _least_records_bytes(domain: Domain) -> int:
+        """The bytes of the fewest records the records estimator fits."""
+        return MIN_FITTED_RECORDS * AIMResidual._record_bytes(domain)
 
     def _fit_records(self, domain: Domain, workload: Workload, residuals, bases,
                      randomness: Randomness) -> RecordsModel:

@@ -477,16 +477,20 @@ class Mechanism:
         """Refuse a step of more than ``max_memory`` bytes (see :mod:`dpgm.memory`)."""
         check_memory(what, nbytes, self.max_memory, alternative=alternative)
 
+    @staticmethod
+    def tables_bytes(domain: Domain, cliques: Iterable[Clique]) -> float:
+        """The bytes of counting tables on ``cliques`` together."""
+        return MEASURED_CELL_BYTES * sum(cells(domain.project(c).shape) for c in cliques)
+
     def check_tables(self, domain: Domain, cliques: Iterable[Clique], what: str) -> None:
         """Refuse to count tables on ``cliques`` if they would not fit in memory together."""
         cliques = list(cliques)
         if not cliques:
             return
-        total = sum(cells(domain.project(c).shape) for c in cliques)
         largest = max(cliques, key=lambda c: cells(domain.project(c).shape))
         self.check_memory(
             f"{what} ({len(cliques)} table(s), the largest on {largest})",
-            MEASURED_CELL_BYTES * total,
+            self.tables_bytes(domain, cliques),
             alternative="use a workload with smaller cliques",
         )
 
