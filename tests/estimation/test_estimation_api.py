@@ -203,6 +203,10 @@ GOOD = [Measurement(("a", "b"), np.arange(6.0) + 1, 1.0)]
         (lambda: estimate(DOMAIN, GOOD, total=-5.0), ValueError, "total must be"),
         (lambda: estimate(DOMAIN, GOOD, total=np.nan), ValueError, "total must be"),
         (lambda: estimate(DOMAIN, GOOD, total=np.inf), ValueError, "total must be"),
+        (lambda: estimate(DOMAIN, GOOD, weights=[0.0]), ValueError, "weights must be"),
+        (lambda: estimate(DOMAIN, GOOD, weights=[np.nan]), ValueError, "weights must be"),
+        (lambda: estimate(DOMAIN, GOOD, weights=[1.0, 2.0]), ValueError,
+         "weights has 2 entries for 1 measurements"),
     ],
 )
 def test_bad_input_is_refused_clearly(call, error, pattern):
@@ -225,3 +229,33 @@ def test_no_measurements_with_a_total_is_handled():
     except DpgmError:
         return  # a clear refusal is fine too
     np.testing.assert_allclose(model.marginal(("a", "b")), np.full((2, 3), 10 / 6))
+
+
+# -- weights ------------------------------------------------------------------------------
+
+def test_weights_give_the_weighted_mean_of_two_answers_in_closed_form():
+    # two answers to one marginal, std 1 each, weights 3 and 1: the least-squares fit is
+    # (9·y1 + y2) / 10 where that is a distribution of the given total
+    domain = Domain(["a"], [3])
+    y1, y2 = np.array([50.0, 30.0, 20.0]), np.array([20.0, 40.0, 40.0])
+    two = [Measurement(("a",), y1, 1.0), Measurement(("a",), y2, 1.0)]
+    model = estimate(domain, two, total=100.0, iters=500, weights=[3.0, 1.0])
+    np.testing.assert_allclose(model.marginal(("a",)), (9 * y1 + y2) / 10, atol=1e-3)
+    plain = estimate(domain, two, total=100.0, iters=500)
+    np.testing.assert_allclose(plain.marginal(("a",)), (y1 + y2) / 2, atol=1e-3)
+
+
+def test_weights_of_one_change_nothing_and_the_model_keeps_the_released_stds():
+    domain, measurements = noisy(4)
+    ones = estimate(domain, measurements, total=TOTAL, iters=100,
+                    weights=[1.0] * len(measurements))
+    none = estimate(domain, measurements, total=TOTAL, iters=100)
+    for m in measurements:
+        np.testing.assert_allclose(ones.marginal(m.clique), none.marginal(m.clique))
+    weighted = estimate(domain, measurements, iters=100,
+                        weights=[5.0] + [1.0] * (len(measurements) - 1))
+    assert [m.std for m in weighted.measured.measurements] == [m.std for m in measurements]
+    assert weighted.measured.options["weights"] == [5.0] + [1.0] * (len(measurements) - 1)
+    assert "weights" not in none.measured.options
+    # the total comes from the released stds, whatever the weights
+    assert weighted.total == pytest.approx(estimate(domain, measurements, iters=1).total)

@@ -142,6 +142,40 @@ def test_the_final_estimate_starts_from_aims_model(data, monkeypatch):
     assert returned[0] is not None and starts == [returned[0]]
 
 
+def test_the_one_shot_fit_weights_the_count_and_the_one_way_answers(data, monkeypatch):
+    from dpgm.mechanisms import aim_residual as module
+
+    seen = []
+    estimate = AIMResidual.estimate
+    monkeypatch.setattr(AIMResidual, "estimate",
+                        lambda self, *a, **k: seen.append(k.get("weights"))
+                        or estimate(self, *a, **k))
+    mechanism = AIMResidual(1.0, iters=300)
+    model = mechanism.fit(data, rng=0)
+    orders = [len(residual_subset(m)) for m in mechanism.measurements]
+    assert seen[-1] == [module.LOW_ORDER_WEIGHT if k < 2 else 1.0 for k in orders]
+    assert {0, 1, 2} <= set(orders)
+    # the model keeps the plan's noise for its error bars, not the weighted one
+    assert [m.std for m in model.measured.measurements] == [
+        m.std for m in mechanism.measurements]
+
+    def one_way_misfit(weight):
+        monkeypatch.setattr(module, "LOW_ORDER_WEIGHT", weight)
+        mechanism = AIMResidual(0.1, iters=300)
+        model = mechanism.fit(few, rng=0)
+        return sum(float(np.sum((m.answer(model.marginal(m.clique)) - m.values) ** 2))
+                   for m in mechanism.measurements if len(residual_subset(m)) == 1)
+
+    # few records at a small epsilon: no nonnegative table fits the noisy pairs, and the
+    # fit with the plan's weights leaves the one-way answers further behind
+    few = sample_data(DOMAIN, 300, seed=2)
+    assert one_way_misfit(module.LOW_ORDER_WEIGHT) < 0.7 * one_way_misfit(1.0)
+    assert seen[-1] == [1.0] * len(orders)
+    # AIM's route keeps the plan's weights
+    AIMResidual(1.0, selection_share=0.5, rounds=4, round_iters=5, iters=10).fit(data, rng=0)
+    assert seen[-1] is None
+
+
 # -- the records estimator -------------------------------------------------------------------
 def test_records_follow_every_pair_and_stand_for_the_noisy_count(data):
     mechanism = AIMResidual(1000.0, estimator="records")

@@ -196,6 +196,36 @@ def test_an_l1_fit_is_bootstrapped_and_settings_survive_a_file(tmp_path):
     assert dpgm.load(tmp_path / "m.dpgm").measured.options["max_cells"] == 1_000_000
 
 
+def test_a_weighted_fit_is_bootstrapped_with_its_weights_which_survive_a_file(tmp_path):
+    """A weighted fit is not generalised least squares: its error comes from the bootstrap,
+    which estimates again with the same weights; a file keeps them, and refuses a list
+    that does not give one positive number per measurement."""
+    import json
+    import zipfile
+
+    import dpgm
+    from dpgm.models.files import ModelFileError
+    from dpgm.models.uncertainty import analytic_errors
+
+    rng = np.random.default_rng(7)
+    data = _data(rng, 3_000)
+    model = estimate(DOMAIN, _measure(data, rng), iters=50, weights=[4.0, 1.0, 1.0])
+    assert analytic_errors(model, [("a",)]) == [None]
+    assert standard_error(model, ("a",), replicates=3, rng=1).shape == (3,)
+    model.save(tmp_path / "m.dpgm")
+    assert dpgm.load(tmp_path / "m.dpgm").measured.options["weights"] == [4.0, 1.0, 1.0]
+    with zipfile.ZipFile(tmp_path / "m.dpgm") as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    for bad in ([4.0, 1.0], [4.0, 1.0, 0.0], [4.0, 1.0, "1"]):
+        header = json.loads(members["model.json"])
+        header["model"]["measured"]["options"]["weights"] = bad
+        with zipfile.ZipFile(tmp_path / "bad.dpgm", "w") as archive:
+            for name, content in {**members, "model.json": json.dumps(header).encode()}.items():
+                archive.writestr(name, content)
+        with pytest.raises(ModelFileError, match="one positive number per measurement"):
+            dpgm.load(tmp_path / "bad.dpgm")
+
+
 def test_a_model_without_measurements_is_written_as_format_1(tmp_path):
     import json
     import zipfile

@@ -354,6 +354,7 @@ def estimate(
     max_cells: int = DEFAULT_MAX_CELLS,
     zeros: Sequence[Forbidden] = (),
     inference: str = "exact",
+    weights: Sequence[float] | None = None,
 ) -> MarkovRandomField:
     """A graphical model whose marginals fit the noisy ``measurements`` (Private-PGM).
 
@@ -380,14 +381,20 @@ def estimate(
     where Bethe's steps oscillate (McKenna et al. 2021). An approximate model answers a
     marginal that no clique holds by the maximum-entropy completion of its beliefs
     (:meth:`MarkovRandomField.marginal`); query cliques added with ``cliques`` become
-    regions of their own, held to agree with the others on every overlap.
+    regions of their own, held to agree with the others on every overlap. ``weights``
+    (one positive factor per measurement) scales each measurement's standardised
+    residuals in the loss, as if its noise were ``std / weight``; the estimated total and
+    the error bars keep the measurements' own stds.
     """
     one_of("method", method, METHODS)
     one_of("init", init, ("fit", "uniform"))
     one_of("inference", inference, INFERENCE)
     iters = integer("iters", iters, least=0)
     measurements = list(measurements)
-    objective = make_loss(loss, domain, measurements)
+    weights = _weights(weights, len(measurements))
+    objective = make_loss(loss, domain, measurements if weights is None else [
+        m if w == 1.0 else Measurement(m.clique, m.values, m.std / w, m.query)
+        for m, w in zip(measurements, weights)])
     if total is None:
         given_total = None
         total = estimate_total(measurements)
@@ -452,5 +459,17 @@ def estimate(
         model.measured = MeasuredFit(measurements, {
             "method": method, "loss": loss, "iters": iters, "step_size": step_size,
             "inference": inference, "max_cells": int(max_cells), "total": given_total,
-            "cliques": [list(c) for c in cliques]}, zeros)
+            "cliques": [list(c) for c in cliques],
+            **({} if weights is None else {"weights": weights})}, zeros)
     return model
+
+
+def _weights(weights: Sequence[float] | None, count: int) -> list[float] | None:
+    """``estimate``'s weights checked: None, or one positive finite number per
+    measurement."""
+    if weights is None:
+        return None
+    found = [positive("weights", w) for w in weights]
+    if len(found) != count:
+        raise ParameterError(f"weights has {len(found)} entries for {count} measurements")
+    return found

@@ -31,6 +31,18 @@ towards the residual of that implied table (:func:`dpgm.estimation.records.fores
 where the forest explains a pair, its noise is taken out; where it does not, the answer
 stands. The model's error bars are the plan's variances of the answers before shrinkage.
 
+**Weighting** (the one-shot route). No nonnegative table fits noisy pair answers exactly,
+and with each answer weighted by its plan's precision the fit pays for the pairs' noise
+out of the one-way marginals, which the plan measures far more precisely: on the wage
+survey of the benchmark suite it puts 163 records on the four lowest levels of schooling,
+where the data have 106 and the measured one-way marginal 98, and their leverage flattens
+the return to education. Where the plan
+measures the whole workload, the final fit therefore weights the record count and the
+one-way answers :data:`LOW_ORDER_WEIGHT` times more (``estimate``'s ``weights``; the
+error bars keep the plan's variances). A choice made on the suite's tables at ε = 0.3, 1
+and 3 (docs/benchmarks.md, idea 26); on AIM's route, whose one-way marginals AIM also
+measures, the same weights cost 5–17% and are not used.
+
 **Records** (``estimator="records"``). Private-PGM cannot estimate a model of every pair
 where their junction tree is large; the records estimator needs none. It takes the
 one-shot plan over the workload's pairs (no selection, the whole budget; ``"auto"``
@@ -113,6 +125,8 @@ COUNT_SHARE = 0.01
 COUNT_LABEL = "record count (the route)"
 #: the records route's threshold on :meth:`AIMResidual.records_signal`
 RECORDS_SIGNAL = 0.125
+#: the factor on the one-shot plan's record count and one-way answers in the final fit
+LOW_ORDER_WEIGHT = 10.0
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
 #: refused before the data are read
 MIN_FITTED_RECORDS = 1_000
@@ -340,8 +354,13 @@ class AIMResidual(Mechanism):
         self.measurements = [*counted, *selected, *residuals]
         if route == "records":
             return self._fit_records(domain, workload, residuals, bases, randomness)
+        # the one-shot plan's record count and one-way answers: weighted in the fit (see
+        # the module docstring); AIM's route keeps the plan's weights
+        weights = None if share > 0 else [
+            LOW_ORDER_WEIGHT if (subset := residual_subset(m)) is not None and len(subset) < 2
+            else 1.0 for m in self.measurements]
         model = self.estimate(domain, self.measurements, iters=self.iters, warm_start=warm,
-                              callback=self._iteration_reporter(
+                              weights=weights, callback=self._iteration_reporter(
                                   self.iters, "estimation: loss at iteration"))
         self._say(f"estimated the final model: {model.tree.size():,} cells, "
                   f"total≈{model.total:.0f}")

@@ -174,7 +174,7 @@ class _Measured:
 
     OPTIONS = {"method": str, "loss": str, "iters": int, "step_size": (float, int, type(None)),
                "inference": str, "max_cells": int, "total": (float, int, type(None)),
-               "cliques": list}
+               "cliques": list, "weights": list}
 
     @staticmethod
     def save(fit: MeasuredFit) -> tuple[dict, Arrays]:
@@ -219,6 +219,12 @@ class _Measured:
                 k not in cls.OPTIONS or isinstance(v, bool) or not isinstance(v, cls.OPTIONS[k])
                 for k, v in options.items()):
             raise ModelFileError("'model.measured' has a malformed estimator or options")
+        weights = options.get("weights")
+        if weights is not None and (len(weights) != len(meta["measurements"]) or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w)
+                and w > 0 for w in weights)):
+            raise ModelFileError("'model.measured.options.weights' must hold one positive "
+                                 "number per measurement")
         if not isinstance(meta.get("zeros"), list):
             raise ModelFileError("'model.measured.zeros' must be a list")
         return meta["measurements"]

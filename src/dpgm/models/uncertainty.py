@@ -15,10 +15,11 @@ of a marginal it answers:
   total; where cells are clipped at zero the clipping only shrinks the spread, so the
   analytic error overstates it. Where every measurement answers a residual
   (ResidualPlanner, :mod:`dpgm.residuals`) that estimate is the residuals'
-  reconstruction, whose variance has a closed form: exact at any size. Other models with
-  more than :data:`GLS_CELLS` measured cells use the inverse-variance combination of the
-  direct measurements alone, a larger bound;
-* **bootstrap**, otherwise (an unmeasured or conditional marginal, an L1 fit): the
+  reconstruction (whatever the fit's weights), whose variance has a closed form: exact
+  at any size. Other models with more than :data:`GLS_CELLS` measured cells use the
+  inverse-variance combination of the direct measurements alone, a larger bound;
+* **bootstrap**, otherwise (an unmeasured or conditional marginal, an L1 fit, a fit with
+  ``weights`` of measurements that are not residuals): the
   measurements are drawn again around the model's own answers with the same noise
   (Gaussian, with the recorded standard deviations), the model is estimated again from
   them (at most :data:`BOOTSTRAP_ITERS` iterations with the fit's other settings,
@@ -119,13 +120,15 @@ def standard_errors(
 def analytic_errors(model: Model, marginals: Sequence[Sequence[str]]
                     ) -> list[np.ndarray | None]:
     """The analytic standard error of each marginal (see the module docstring), None for
-    one that was not measured directly or where the fit's loss is not least squares:
-    quick, with no re-estimation."""
+    one that was not measured directly or where the fit's loss is not least squares (or,
+    outside a residual plan, is weighted): quick, with no re-estimation."""
     core = _require_core(model)
     marginals = [model.domain.check(attrs) for attrs in marginals]
     if core.measured.options.get("loss", "l2") != "l2":
         return [None] * len(marginals)
     residuals = residual_variances(core.measured.measurements)
+    if residuals is None and core.measured.options.get("weights") is not None:
+        return [None] * len(marginals)  # weighted, not generalised, least squares
     if residuals is None and core not in _FITS:
         _FITS[core] = _LeastSquares(core)
     squares = None if residuals is not None else _FITS[core]
