@@ -189,7 +189,7 @@ def test_an_l1_fit_is_bootstrapped_and_settings_survive_a_file(tmp_path):
     data = _data(rng, 3_000)
     model = estimate(DOMAIN, _measure(data, rng), iters=50, loss="l1", max_cells=1e6)
     assert analytic_errors(model, [("a",)]) == [None]
-    with pytest.raises(ParameterError, match="not least squares"):
+    with pytest.raises(ParameterError, match="not generalised least squares: an L1 loss"):
         standard_error(model, ("a",), method="analytic")
     assert standard_error(model, ("a",), replicates=3, rng=1).shape == (3,)
     model.save(tmp_path / "m.dpgm")
@@ -211,6 +211,8 @@ def test_a_weighted_fit_is_bootstrapped_with_its_weights_which_survive_a_file(tm
     data = _data(rng, 3_000)
     model = estimate(DOMAIN, _measure(data, rng), iters=50, weights=[4.0, 1.0, 1.0])
     assert analytic_errors(model, [("a",)]) == [None]
+    with pytest.raises(ParameterError, match="or weights"):
+        standard_error(model, ("a",), method="analytic")
     assert standard_error(model, ("a",), replicates=3, rng=1).shape == (3,)
     model.save(tmp_path / "m.dpgm")
     assert dpgm.load(tmp_path / "m.dpgm").measured.options["weights"] == [4.0, 1.0, 1.0]

@@ -36,12 +36,12 @@ and with each answer weighted by its plan's precision the fit pays for the pairs
 out of the one-way marginals, which the plan measures far more precisely: on the wage
 survey of the benchmark suite it puts 163 records on the four lowest levels of schooling,
 where the data have 106 and the measured one-way marginal 98, and their leverage flattens
-the return to education. Where the plan
-measures the whole workload, the final fit therefore weights the record count and the
-one-way answers :data:`LOW_ORDER_WEIGHT` times more (``estimate``'s ``weights``; the
-error bars keep the plan's variances). A choice made on the suite's tables at ε = 0.3, 1
-and 3 (docs/benchmarks.md, idea 26); on AIM's route, whose one-way marginals AIM also
-measures, the same weights cost 5–17% and are not used.
+the return to education. Where the plan measures the whole workload, the final fit
+therefore weights the record count and the one-way answers :data:`LOW_ORDER_WEIGHT` times
+more (``estimate``'s ``weights``; the error bars keep the plan's variances): a choice made
+on the suite's tables at ε = 0.3, 1 and 3 (docs/benchmarks.md, idea 26). On AIM's route,
+whose one-way marginals AIM measures too, the same weights cost 14–18%; it keeps the
+plan's.
 
 **Records** (``estimator="records"``). Private-PGM cannot estimate a model of every pair
 where their junction tree is large; the records estimator needs none. It takes the

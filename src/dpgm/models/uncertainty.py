@@ -105,8 +105,9 @@ def standard_errors(
         missing = [list(m) for m, e in zip(marginals, errors) if e is None]
         if missing and method == "analytic":
             raise ParameterError(
-                f"the marginal on {missing[0]} was not measured directly (or the fit's loss "
-                "is not least squares): its error comes from the bootstrap "
+                f"the marginal on {missing[0]} was not measured directly (or the fit is not "
+                "generalised least squares: an L1 loss, or weights): its error comes from the "
+                "bootstrap "
                 "(method='bootstrap' or 'auto')")
     rest = [k for k, e in enumerate(errors) if e is None]
     if rest:
