@@ -126,7 +126,10 @@ SPECS = [
     # the records estimator: the one-shot plan (ResidualPlanner's measuring code, audited
     # in CI), then records fitted to its tables; with --run-slow
     Spec("aim-rp", "records", 15.0, (), "linear", 1.125, 400, workload=(("a", "b"),),
-         slow=True)
+         slow=True),
+    # and on a workload's triple (the plan's residuals of the triple and of its parts)
+    Spec("aim-rp", "records", 15.0, (), "linear", 1.125, 400, width=3,
+         workload=(("a", "b", "c"),), slow=True)
 ] + [
     # the default's route: the record count, then the records (or AIM and the plan) on the
     # rest; one_shot_cells=1 makes the pair's tree too large for the one-shot model, so
@@ -193,7 +196,9 @@ def _others_with_run_slow(specs: list[Spec]) -> list[Spec]:
 
 
 SPECS = _others_with_run_slow(SPECS)
-IDS = [f"{s.name}-{s.estimator}" + ("-one-attribute" if s.width == 1 else "") for s in SPECS]
+IDS = [f"{s.name}-{s.estimator}" + ("-one-attribute" if s.width == 1 else "")
+       + ("-triple" if s.workload and any(len(c) > 2 for c in s.workload) else "")
+       for s in SPECS]
 
 
 @pytest.fixture(scope="module")

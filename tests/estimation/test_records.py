@@ -11,7 +11,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import DataError, ParameterError
 from dpgm.estimation.records import (
-    _pair_residuals,
+    _residuals,
     fit_records,
     move_deltas,
     squared_error,
@@ -40,12 +40,25 @@ def correlated(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.column_stack([a, b, c, d])
 
 
-def test_each_moves_change_of_the_error_is_the_brute_force_one():
+def triple_table(records: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """The counts of ``records`` on ``names``, axes in the order named."""
+    positions = [list(DOMAIN.attrs).index(a) for a in names]
+    table = np.zeros([DOMAIN[a] for a in names])
+    np.add.at(table, tuple(records[:, p] for p in positions), 1.0)
+    return table
+
+
+@pytest.mark.parametrize("with_triple", [False, True])
+def test_each_moves_change_of_the_error_is_the_brute_force_one(with_triple):
     rng = np.random.default_rng(0)
     records = correlated(40, rng)
+    other = correlated(40, rng)
     targets = {pair: table + rng.normal(0, 2, table.shape)
-               for pair, table in pair_tables(correlated(40, rng)).items()}
-    residuals = _pair_residuals(Dataset(records, DOMAIN), targets)
+               for pair, table in pair_tables(other).items()}
+    if with_triple:  # named out of the domain's order, its axes in the order named
+        table = triple_table(other, ("d", "a", "c"))
+        targets[("d", "a", "c")] = table + rng.normal(0, 2, table.shape)
+    residuals = _residuals(Dataset(records, DOMAIN), targets)
     before = squared_error(DOMAIN, records, targets)
     rows = np.arange(40)
     for j, attr in enumerate(DOMAIN.attrs):
@@ -90,8 +103,9 @@ def test_a_target_keyed_the_other_way_round_is_read_transposed():
 
 @pytest.mark.parametrize("records, targets, match", [
     (np.zeros((5, 3), int), None, "4 columns"),
-    (np.zeros((5, 4), int), {("a", "a"): np.zeros((3, 3))}, "pair of attributes"),
-    (np.zeros((5, 4), int), {("a", "b", "c"): np.zeros((3, 2, 4))}, "pair of attributes"),
+    (np.zeros((5, 4), int), {("a", "a"): np.zeros((3, 3))}, "distinct attributes"),
+    (np.zeros((5, 4), int), {("a",): np.zeros(3)}, "distinct attributes"),
+    (np.zeros((5, 4), int), {("a", "b", "c"): np.zeros((3, 4, 2))}, "shape"),
     (np.zeros((5, 4), int), {("a", "b"): np.zeros((2, 3))}, "shape"),
 ])
 def test_bad_records_and_targets_are_refused_by_name(records, targets, match):
@@ -203,3 +217,20 @@ def test_the_forest_implies_each_pair_along_its_path():
     _, implied = forest_pairs(DOMAIN, some, singles)
     # (b=1, c=2) is clipped to 0: c=2 comes from b=0 alone, at its own rate of 0.1
     np.testing.assert_allclose(implied[("a", "c")][:, 2], targets[("a", "b")][:, 0] * 0.1)
+
+
+def test_records_move_to_a_triple_that_no_pair_holds():
+    # c is the parity of a and b: every pair of the three is independent, the triple is not
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 2, 400), rng.integers(0, 2, 400)
+    truth = np.column_stack([a, b, a ^ b, rng.integers(0, 2, 400)])
+    start = np.column_stack([a, b, rng.integers(0, 2, 400), truth[:, 3]])
+    domain = Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
+    names = ("c", "a", "b")
+    positions = [list(domain.attrs).index(x) for x in names]
+    target = np.zeros((2, 2, 2))
+    np.add.at(target, tuple(truth[:, p] for p in positions), 1.0)
+    before = squared_error(domain, start, {names: target})
+    fitted = fit_records(domain, {names: target}, start, np.random.default_rng(12))
+    assert squared_error(domain, fitted, {names: target}) < 1e-2 * before
+    assert np.mean(fitted[:, 2] == fitted[:, 0] ^ fitted[:, 1]) > 0.99

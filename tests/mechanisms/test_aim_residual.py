@@ -201,12 +201,10 @@ def test_records_are_post_processing_of_the_one_shot_plans_release(data):
     assert first == second
 
 
-def test_records_refuse_a_share_a_larger_marginal_and_refinement_before_reading():
+def test_records_refuse_a_share_and_refinement_before_reading():
     with pytest.raises(ParameterError, match="selection_share"):
         AIMResidual(1.0, estimator="records", selection_share=0.5)
     mechanism = AIMResidual(1.0, estimator="records")
-    with pytest.raises(ParameterError, match="fits pairs"):
-        mechanism.fit(PublicOnly(DOMAIN), workload=[("a", "b", "c")], rng=0)
     with pytest.raises(ParameterError, match="one resolution"):
         mechanism.fit(PublicOnly(Domain(["a", "b"], [4, 3])), refine={"a": 2}, rng=0)
     # a memory limit too small for the fewest records fitted: refused, not an empty model
@@ -354,7 +352,6 @@ def test_the_signal_grows_with_the_count_and_the_square_root_of_rho():
     ({}, {}),  # the workload's tree is small: the one-shot model, no count
     ({"one_shot_cells": 1, "estimator": "pgm"}, {}),
     ({"one_shot_cells": 1, "selection_share": 0.5}, {}),
-    ({"one_shot_cells": 1}, {"workload": [("a", "b", "c"), ("c", "d")]}),
     ({"one_shot_cells": 1}, {"zeros": "a=0,b=0"}),
     ({"one_shot_cells": 1}, {"refine": {"c": 2}}),
     ({"one_shot_cells": 1, "max_memory": 1_000 * 4 * 8 * 4 - 1}, {}),  # < 1,000 records
@@ -371,3 +368,49 @@ def test_auto_spends_nothing_on_a_count_where_records_are_out(data, options, fit
     assert mechanism.route == "pgm" and not _count_entries(mechanism)
     assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
         mechanism.budget.total, rel=1e-12)
+
+
+def _parity_data(n: int = 3000) -> Dataset:
+    """c's low bit is the parity of a and b: a triple that no pair holds."""
+    rng = np.random.default_rng(21)
+    a, b = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    c = (a + b) % 2 + 2 * rng.integers(0, 2, n)
+    return Dataset(np.column_stack([a, b, c, rng.integers(0, 2, n)]), DOMAIN)
+
+
+def _triple_tv(model, data: Dataset) -> float:
+    synthetic = model.synthetic_data(len(data), rng=3)
+    real = data.marginal(("a", "b", "c"))
+    return 0.5 * np.abs(synthetic.marginal(("a", "b", "c")) / len(synthetic)
+                        - real / len(data)).sum()
+
+
+def test_the_records_fit_a_workloads_triple():
+    data = _parity_data()
+    pairs = [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")]
+    with_triple = AIMResidual(rho=50.0, estimator="records")
+    model = with_triple.fit(data, workload=[("a", "b", "c"), ("c", "d")], rng=0)
+    assert any(residual_subset(m) == ("a", "b", "c") for m in with_triple.measurements)
+    pairs_only = AIMResidual(rho=50.0, estimator="records").fit(data, workload=pairs, rng=0)
+    fitted, without = _triple_tv(model, data), _triple_tv(pairs_only, data)
+    assert fitted < 0.03 and fitted < 0.3 * without
+
+
+def test_auto_may_take_the_records_with_a_triple_in_the_workload(data):
+    mechanism = AIMResidual(1.0, one_shot_cells=1)
+    model = mechanism.fit(data, workload=[("a", "b", "c"), ("c", "d")], rng=0)
+    assert mechanism.route == "records" and isinstance(model, RecordsModel)
+    assert any(residual_subset(m) == ("a", "b", "c") for m in mechanism.measurements)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)
+
+
+def test_the_signal_reads_the_pairs_inside_a_larger_marginal():
+    from dpgm.residuals import plan_residuals
+
+    workload = Workload([("a", "b", "c"), ("c", "d")])
+    plan = plan_residuals(DOMAIN, list(workload.cliques), 0.1, "sum")
+    pairs = [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")]  # 6 + 8 + 12 + 8 cells
+    variance = np.mean([plan.variance(p) for p in pairs])
+    assert AIMResidual(1.0).records_signal(DOMAIN, workload, 680.0, 0.1) == pytest.approx(
+        680.0 / 34 / np.sqrt(variance))

@@ -1,4 +1,4 @@
-"""Synthetic records fitted to noisy pair tables directly (post-processing).
+"""Synthetic records fitted to noisy pair (and larger) tables directly (post-processing).
 
 Private-PGM turns measurements into a graphical model, then draws records from it; a model
 that holds every pair of a wide table needs a junction tree far too large to estimate
@@ -8,11 +8,14 @@ counts follow the target tables, minimising the squared error
 
     L(X) = Σ over pairs (j, k) and cells (v, w) of (count of X on (v, w) − target(v, w))²
 
+(and the same sum over any larger marginal given a target: a workload's triples)
+
 by local search. Each step takes one attribute ``j`` and a random batch of records; each
 record proposes the value of ``j`` that lowers L most given its other values, and the
 improving proposals are applied together. The change of L for record ``i`` moving from
 ``u`` to ``v`` is ``2 Σ_k (R_jk[v, x_ik] − R_jk[u, x_ik]) + 2(d − 1)``, where ``R = counts −
-targets``: one gather per other attribute, for the whole batch at once. Small batches
+targets`` (a triple's term gathers at the record's two other values): one gather per
+table on ``j``, for the whole batch at once. Small batches
 converge to a lower error; proposals of one batch that pile into one cell overshoot it.
 
 The targets are any tables: noisy marginals, denoised ones, a model's. Nothing here reads
@@ -37,55 +40,64 @@ SWEEPS = 30
 BATCH = 0.005
 
 
-def _pair_residuals(data: Dataset, targets: Mapping[tuple[str, str], np.ndarray]
-                    ) -> dict[tuple[int, int], np.ndarray]:
-    """``counts − target`` of each pair of attribute positions that has a target, both
-    orientations (the second a transposed view of the first, so that an update shows in
-    both). A pair without a target is free: the error does not see it."""
+def _residuals(data: Dataset, targets: Mapping[tuple[str, ...], np.ndarray]
+               ) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """``counts − target`` of each target's marginal: the attributes' positions (in domain
+    order) and the table, its axes in that order. A set of attributes without a target is
+    free: the error does not see it."""
     domain = data.domain
     attrs = list(domain.attrs)
     named = {}
-    for pair in targets:
-        if len(pair) != 2 or pair[0] == pair[1]:
-            raise ParameterError(f"a target must be on a pair of attributes, got {pair!r}")
-        domain.check(pair)
-        named[tuple(sorted(pair, key=attrs.index))] = pair
-    residuals: dict[tuple[int, int], np.ndarray] = {}
-    for (pair, key), counts in zip(named.items(), data.marginals(list(named))):
-        j, k = attrs.index(pair[0]), attrs.index(pair[1])
+    for clique in targets:
+        if len(clique) < 2 or len(set(clique)) != len(clique):
+            raise ParameterError(
+                f"a target must be on two or more distinct attributes, got {clique!r}")
+        domain.check(clique)
+        named[tuple(sorted(clique, key=attrs.index))] = clique
+    residuals = []
+    for (clique, key), counts in zip(named.items(), data.marginals(list(named))):
         target = np.asarray(targets[key], dtype=np.float64)
-        target = target if key == pair else target.T
+        target = np.transpose(target, [key.index(a) for a in clique])
         if target.shape != counts.shape:
-            raise ParameterError(f"the target of {pair[0]} × {pair[1]} has shape "
-                                 f"{target.shape}, not {counts.shape}")
-        residuals[(j, k)] = counts - target
-        residuals[(k, j)] = residuals[(j, k)].T
+            raise ParameterError(f"the target of {' × '.join(key)} has shape "
+                                 f"{np.shape(targets[key])}, not "
+                                 f"{tuple(domain[a] for a in key)}")
+        residuals.append((tuple(attrs.index(a) for a in clique), counts - target))
     return residuals
 
 
-def move_deltas(residuals: Mapping[tuple[int, int], np.ndarray], records: np.ndarray,
+def _cells(positions: tuple[int, ...], records: np.ndarray, rows: np.ndarray, j: int,
+           values: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The cell of a table on ``positions`` of each of ``rows`` were attribute ``j`` to
+    take ``values``."""
+    return tuple(values if p == j else records[rows, p] for p in positions)
+
+
+def move_deltas(residuals: list[tuple[tuple[int, ...], np.ndarray]], records: np.ndarray,
                 rows: np.ndarray, j: int, size: int) -> np.ndarray:
     """The change of the squared error were each of ``rows`` alone to take each value of
     attribute ``j`` (``(len(rows), size)``; zero at its own value)."""
     gains = np.zeros((rows.size, size))
-    paired = 0
-    for k in range(records.shape[1]):
-        if (j, k) in residuals:
-            gains += residuals[(j, k)][:, records[rows, k]].T
-            paired += 1
+    holding = 0  # the tables on j: a move adds 1 to one cell of each and takes 1 from another
+    for positions, table in residuals:
+        if j in positions:
+            axis = positions.index(j)
+            others = tuple(records[rows, p] for p in positions if p != j)
+            gains += np.moveaxis(table, axis, 0)[(slice(None), *others)].T
+            holding += 1
     own = records[rows, j]
-    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * paired
+    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * holding
     deltas[np.arange(rows.size), own] = 0.0
     return deltas
 
 
-def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
+def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
                 records: np.ndarray, rng: np.random.Generator, sweeps: int = SWEEPS,
                 batch: float = BATCH) -> np.ndarray:
     """``records`` (codes, one column per attribute of ``domain``, in its order) moved
-    until their pair counts follow ``targets`` (a table per pair of attributes, keyed by
-    the two names in either order; pairs without one are left free); a new array, the
-    caller's is left as it was."""
+    until their counts follow ``targets`` (a table per pair, or larger set, of attributes,
+    keyed by the names in any order, the table's axes in that order; sets without one are
+    left free); a new array, the caller's is left as it was."""
     sweeps = integer("sweeps", sweeps, least=1)
     batch = number("batch", batch, low=0.0, high=1.0, low_open=True)
     given = np.asarray(records)
@@ -95,7 +107,7 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
     data = Dataset(given, domain)  # checks every code, names a bad one
     records = np.array(data.records, dtype=np.int64, order="F")  # the caller's stays
     sizes = [domain[a] for a in domain.attrs]
-    residuals = _pair_residuals(data, targets)  # checks every target, even with no records
+    residuals = _residuals(data, targets)  # checks every target, even with no records
     n, d = records.shape
     if n == 0 or not residuals:
         return records
@@ -107,20 +119,19 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
         best = np.argmin(deltas, axis=1)
         moving = deltas[np.arange(size), best] < 0
         rows, old, new = rows[moving], records[rows[moving], j], best[moving]
-        for k in range(d):
-            if (j, k) in residuals:
-                table = residuals[(j, k)]
-                np.add.at(table, (new, records[rows, k]), 1.0)
-                np.add.at(table, (old, records[rows, k]), -1.0)
+        for positions, table in residuals:
+            if j in positions:
+                np.add.at(table, _cells(positions, records, rows, j, new), 1.0)
+                np.add.at(table, _cells(positions, records, rows, j, old), -1.0)
         records[rows, j] = new
     return records
 
 
 def squared_error(domain: Domain, records: np.ndarray,
-                  targets: Mapping[tuple[str, str], np.ndarray]) -> float:
-    """The error :func:`fit_records` lowers: Σ over pairs and cells of (count − target)²."""
-    residuals = _pair_residuals(Dataset(records, domain), targets)
-    return float(sum((table ** 2).sum() for (j, k), table in residuals.items() if j < k))
+                  targets: Mapping[tuple[str, ...], np.ndarray]) -> float:
+    """The error :func:`fit_records` lowers: Σ over targets and cells of (count − target)²."""
+    return float(sum((table ** 2).sum() for _, table in _residuals(Dataset(records, domain),
+                                                                   targets)))
 
 
 def chow_liu_forest(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray]):

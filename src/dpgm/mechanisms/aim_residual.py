@@ -45,12 +45,16 @@ plan's.
 
 **Records** (``estimator="records"``). Private-PGM cannot estimate a model of every pair
 where their junction tree is large; the records estimator needs none. It takes the
-one-shot plan over the workload's pairs (no selection, the whole budget; ``"auto"``
-resolves to 0), reconstructs every pair's table from the denoised residuals, draws the
-noisy record count of records (at most :data:`MAX_FITTED_RECORDS`, or what ``max_memory``
-holds: a larger table is fitted as a sample, standing for the count) from their Chow–Liu
-tree and moves them until their pair counts follow the tables (:mod:`dpgm.estimation.records`): a
-:class:`~dpgm.models.RecordsModel`. Post-processing of the same release.
+one-shot plan over the workload (no selection, the whole budget; ``"auto"`` resolves to
+0), reconstructs every workload table (and every pair inside a larger one) from the
+denoised residuals, draws the noisy record count of records (at most
+:data:`MAX_FITTED_RECORDS`, or what ``max_memory`` holds: a larger table is fitted as a
+sample, standing for the count) from the Chow–Liu tree of the pair tables and moves them
+until their counts follow the tables (:mod:`dpgm.estimation.records`): a
+:class:`~dpgm.models.RecordsModel`. Post-processing of the same release. The default
+workload is every pair; a larger marginal named in the workload — a regression's outcome
+with two of its inputs, say — is measured and fitted as well, which carries an effect
+that no pair holds (docs/benchmarks.md, idea 28).
 
 **The route** (``estimator="auto"``, the default). The records beat AIM's selection where
 every pair's table is measured well, and lose where the noise swamps the pair tables (the
@@ -83,6 +87,7 @@ estimation are post-processing.
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
@@ -215,14 +220,12 @@ class AIMResidual(Mechanism):
 
     def records_possible(self, domain: Domain, workload: Workload) -> bool:
         """Whether ``estimator="auto"`` may take the records route here (public facts
-        only): a workload of pairs whose junction tree is too large for the one-shot
-        model, ``selection_share="auto"``, no structural zeros and no refined column, and
-        room in ``max_memory`` for the pair tables and :data:`MIN_FITTED_RECORDS` records."""
+        only): a workload whose junction tree is too large for the one-shot model,
+        ``selection_share="auto"``, no structural zeros and no refined column, and room in
+        ``max_memory`` for the workload's tables and :data:`MIN_FITTED_RECORDS` records."""
         if self.estimator != "auto" or self.selection_share != "auto":
             return False
         if self.zeros or self.refined is not None or self.share(domain, workload) == 0:
-            return False
-        if any(len(c) > 2 for c in workload.cliques):
             return False
         return max(self.tables_bytes(domain, workload.cliques),
                    self._least_records_bytes(domain)) <= self.max_memory
@@ -231,8 +234,8 @@ class AIMResidual(Mechanism):
                        rho: float) -> float:
         """How well the one-shot plan at ``rho`` would measure the workload's pair tables
         for ``count`` records: the records per pair cell (``count`` over the cells of
-        every pair) over the root mean square of the cells' standard errors. Public but
-        for ``count``."""
+        every pair inside a workload marginal) over the root mean square of the cells'
+        standard errors. Public but for ``count``."""
         return self._signal(domain, workload, count, self._one_shot_plan(domain, workload, rho))
 
     def _one_shot_plan(self, domain: Domain, workload: Workload, rho: float):
@@ -243,7 +246,7 @@ class AIMResidual(Mechanism):
     @staticmethod
     def _signal(domain: Domain, workload: Workload, count: float, plan) -> float:
         """:meth:`records_signal` read from the one-shot ``plan``."""
-        pairs = [c for c in workload.cliques if len(c) == 2]
+        pairs = list(dict.fromkeys(p for c in workload.cliques for p in combinations(c, 2)))
         if not pairs:
             return 0.0
         variance = sum(plan.variance(c) for c in pairs) / len(pairs)
@@ -281,12 +284,6 @@ class AIMResidual(Mechanism):
         """AIM's checks, or the one-shot plan's size (public facts); the plan after AIM
         follows its selection."""
         if self.estimator == "records":
-            large = [c for c in workload.cliques if len(c) > 2]
-            if large:
-                raise ParameterError(
-                    f"the records estimator fits pairs; the workload has a marginal of "
-                    f"{len(large[0])} attributes ({' × '.join(large[0])}): use pairs, or "
-                    "estimator='pgm'")
             self.check_tables(domain, workload.cliques, "the workload's marginals")
             self.check_memory(f"fitting at least {MIN_FITTED_RECORDS:,} records of "
                               f"{len(domain)} attributes", self._least_records_bytes(domain),
@@ -373,7 +370,7 @@ class AIMResidual(Mechanism):
         (read from ``shrunk``) shrunk from its raw answer towards the residual of the pair
         the forest implies (see the module docstring; post-processing)."""
         targets, singles, _ = AIMResidual._tables(domain, workload, shrunk, bases)
-        edges, implied = forest_pairs(domain, targets, singles)
+        edges, implied = forest_pairs(domain, _pairs(targets), singles)
         towards = {}
         for m in raw:
             subset = tuple(residual_subset(m))
@@ -391,11 +388,16 @@ class AIMResidual(Mechanism):
 
     @staticmethod
     def _tables(domain: Domain, workload: Workload, residuals, bases):
-        """The workload's pair tables, every one-way table and the record count,
-        reconstructed from the residual answers."""
+        """The tables of the workload's marginals of two or more attributes and of every
+        pair inside them, every one-way table and the record count, reconstructed from
+        the residual answers (a pair inside a larger marginal: its sum, the same answers)."""
         answers = {frozenset(residual_subset(m)): m.values for m in residuals}
+        larger = [c for c in workload.cliques if len(c) > 2]
         pairs = [c for c in workload.cliques if len(c) == 2]
-        targets = {c: reconstruct(domain, c, answers, bases) for c in pairs}
+        pairs += [p for c in larger for p in combinations(c, 2)
+                  if not any(set(p) == set(q) for q in pairs)]
+        targets = {c: reconstruct(domain, c, answers, bases)
+                   for c in dict.fromkeys([*pairs, *larger])}
         singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
         return targets, singles, float(reconstruct(domain, (), answers))
 
@@ -418,11 +420,16 @@ class AIMResidual(Mechanism):
         # what max_memory holds), so that memory is bounded whatever the data's size
         room = int(self.max_memory // self._record_bytes(domain))
         rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
-        self._say(f"fitting {rows:,} records to {len(targets)} pair tables")
+        self._say(f"fitting {rows:,} records to {len(targets)} tables")
         rng = randomness.other
         if rows < round(total):  # a sample: its tables are the count's, scaled down
             targets = {c: t * (rows / total) for c, t in targets.items()}
             singles = {a: t * (rows / total) for a, t in singles.items()}
-        start = tree_records(domain, targets, rows, rng, singles)
+        start = tree_records(domain, _pairs(targets), rows, rng, singles)
         records = fit_records(domain, targets, start, rng)
         return RecordsModel(domain, records, total)
+
+
+def _pairs(tables: dict) -> dict:
+    """The tables of ``tables`` on two attributes."""
+    return {c: t for c, t in tables.items() if len(c) == 2}
