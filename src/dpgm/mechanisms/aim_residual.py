@@ -246,7 +246,7 @@ class AIMResidual(Mechanism):
     @staticmethod
     def _signal(domain: Domain, workload: Workload, count: float, plan) -> float:
         """:meth:`records_signal` read from the one-shot ``plan``."""
-        pairs = list(dict.fromkeys(p for c in workload.cliques for p in combinations(c, 2)))
+        pairs = _pairs_within(workload.cliques)
         if not pairs:
             return 0.0
         variance = sum(plan.variance(c) for c in pairs) / len(pairs)
@@ -393,11 +393,8 @@ class AIMResidual(Mechanism):
         the residual answers (a pair inside a larger marginal: its sum, the same answers)."""
         answers = {frozenset(residual_subset(m)): m.values for m in residuals}
         larger = [c for c in workload.cliques if len(c) > 2]
-        pairs = [c for c in workload.cliques if len(c) == 2]
-        pairs += [p for c in larger for p in combinations(c, 2)
-                  if not any(set(p) == set(q) for q in pairs)]
         targets = {c: reconstruct(domain, c, answers, bases)
-                   for c in dict.fromkeys([*pairs, *larger])}
+                   for c in [*_pairs_within(workload.cliques), *larger]}
         singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
         return targets, singles, float(reconstruct(domain, (), answers))
 
@@ -428,6 +425,15 @@ class AIMResidual(Mechanism):
         start = tree_records(domain, _pairs(targets), rows, rng, singles)
         records = fit_records(domain, targets, start, rng)
         return RecordsModel(domain, records, total)
+
+
+def _pairs_within(cliques) -> list[tuple[str, str]]:
+    """Every pair of attributes inside one of ``cliques``, once (as first met)."""
+    pairs: dict[frozenset, tuple[str, str]] = {}
+    for clique in cliques:
+        for pair in combinations(clique, 2):
+            pairs.setdefault(frozenset(pair), pair)
+    return list(pairs.values())
 
 
 def _pairs(tables: dict) -> dict:
