@@ -369,8 +369,9 @@ class AIMResidual(Mechanism):
         """``shrunk`` with each pair's residual off the Chow–Liu forest of the pair tables
         (read from ``shrunk``) shrunk from its raw answer towards the residual of the pair
         the forest implies (see the module docstring; post-processing)."""
-        targets, singles, _ = AIMResidual._tables(domain, workload, shrunk, bases)
-        edges, implied = forest_pairs(domain, _pairs(targets), singles)
+        targets, singles, _ = AIMResidual._tables(domain, _pairs_within(workload.cliques),
+                                                  shrunk, bases)
+        edges, implied = forest_pairs(domain, targets, singles)
         towards = {}
         for m in raw:
             subset = tuple(residual_subset(m))
@@ -387,14 +388,12 @@ class AIMResidual(Mechanism):
         return [moved.get(tuple(residual_subset(m)), m) for m in shrunk]
 
     @staticmethod
-    def _tables(domain: Domain, workload: Workload, residuals, bases):
-        """The tables of the workload's marginals of two or more attributes and of every
-        pair inside them, every one-way table and the record count, reconstructed from
-        the residual answers (a pair inside a larger marginal: its sum, the same answers)."""
+    def _tables(domain: Domain, cliques, residuals, bases):
+        """The tables on ``cliques``, every one-way table and the record count,
+        reconstructed from the residual answers (a pair inside a larger measured marginal:
+        its sum, the same answers)."""
         answers = {frozenset(residual_subset(m)): m.values for m in residuals}
-        larger = [c for c in workload.cliques if len(c) > 2]
-        targets = {c: reconstruct(domain, c, answers, bases)
-                   for c in [*_pairs_within(workload.cliques), *larger]}
+        targets = {c: reconstruct(domain, c, answers, bases) for c in cliques}
         singles = {a: reconstruct(domain, (a,), answers, bases) for a in domain.attrs}
         return targets, singles, float(reconstruct(domain, (), answers))
 
@@ -410,8 +409,11 @@ class AIMResidual(Mechanism):
 
     def _fit_records(self, domain: Domain, workload: Workload, residuals, bases,
                      randomness: Randomness) -> RecordsModel:
-        """The records estimator (see the module docstring): post-processing only."""
-        targets, singles, total = self._tables(domain, workload, residuals, bases)
+        """The records estimator (see the module docstring): post-processing only. The
+        records follow every workload table of two or more attributes and every pair
+        inside one."""
+        fitted = [*_pairs_within(workload.cliques), *(c for c in workload.cliques if len(c) > 2)]
+        targets, singles, total = self._tables(domain, fitted, residuals, bases)
         # the model is the empirical distribution of its records, standing for the noisy
         # count: a larger table is fitted as a sample of at most MAX_FITTED_RECORDS (and
         # what max_memory holds), so that memory is bounded whatever the data's size
