@@ -63,12 +63,13 @@ in triples that no pair holds (docs/benchmarks.md, ideas 19–25). Where the rec
 possible at all (a workload of pairs too large for the one-shot model, the share left
 ``"auto"``, no structural zeros, no refined column, and room in ``max_memory``: public
 facts), ``"auto"`` spends :data:`COUNT_SHARE` of ρ on the record count, then reads from it
-:meth:`AIMResidual.records_signal`, the records per pair cell over the plan's standard
-error per cell, and takes the records where it is at least :data:`RECORDS_SIGNAL`, else
+:meth:`AIMResidual.records_signal`, the records per pair cell over the plan's noise
+variance per cell, and takes the records where it is at least :data:`RECORDS_SIGNAL`, else
 AIM and the plan, each on the rest of the budget. Elsewhere it is ``"pgm"`` and measures no
-count. The threshold was chosen on the benchmark suite's tables at ε = 0.3, 1 and 3; it
-routes two of them the wrong way at ε = 1 (GSS and the Child sample, whose triples
-matter): see docs/benchmarks.md.
+count. The statistic and its threshold were chosen on the benchmark suite's tables at
+ε = 0.3, 1, 2 and 3 (ideas 25 and 30); they route the network samples the wrong way where
+their triples matter (Child at ε = 1, Alarm at ε = 2 and 3) and GSS at ε = 1: see
+docs/benchmarks.md.
 
 **Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
 differ by adding or removing one record). Where ``"auto"`` measures the record count, that
@@ -86,7 +87,6 @@ estimation are post-processing.
 
 from __future__ import annotations
 
-import math
 from itertools import combinations
 
 from dpgm.dataset import Dataset
@@ -129,7 +129,7 @@ COUNT_SHARE = 0.01
 #: the ledger's label of that count
 COUNT_LABEL = "record count (the route)"
 #: the records route's threshold on :meth:`AIMResidual.records_signal`
-RECORDS_SIGNAL = 0.125
+RECORDS_SIGNAL = 0.00125
 #: the factor on the one-shot plan's record count and one-way answers in the final fit
 LOW_ORDER_WEIGHT = 10.0
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
@@ -234,8 +234,8 @@ class AIMResidual(Mechanism):
                        rho: float) -> float:
         """How well the one-shot plan at ``rho`` would measure the workload's pair tables
         for ``count`` records: the records per pair cell (``count`` over the cells of
-        every pair inside a workload marginal) over the root mean square of the cells'
-        standard errors. Public but for ``count``."""
+        every pair inside a workload marginal) over the mean of the cells' noise
+        variances. Public but for ``count``."""
         return self._signal(domain, workload, count, self._one_shot_plan(domain, workload, rho))
 
     def _one_shot_plan(self, domain: Domain, workload: Workload, rho: float):
@@ -249,8 +249,10 @@ class AIMResidual(Mechanism):
         pairs = _pairs_within(workload.cliques)
         if not pairs:
             return 0.0
+        # over the variance, not the standard error: the records' gain over AIM's route
+        # grows with rho faster than the standard error falls (idea 30)
         variance = sum(plan.variance(c) for c in pairs) / len(pairs)
-        return count / sum(domain.size(c) for c in pairs) / math.sqrt(variance)
+        return count / sum(domain.size(c) for c in pairs) / variance
 
     def _plan_cliques(self, domain: Domain, chosen) -> list[tuple[str, ...]]:
         """The marginals the plan measures: the maximal ones of ``chosen``, and the one-way
@@ -311,7 +313,8 @@ class AIMResidual(Mechanism):
                 signal = self._signal(domain, workload, float(counted[0].values[0]), one_shot)
                 route = "records" if signal >= RECORDS_SIGNAL else "pgm"
                 self._say(f"the noisy record count gives {signal:.3g} records per pair cell "
-                          f"per unit of noise: {'records' if route == 'records' else 'AIM'}")
+                          f"over the noise variance: "
+                          f"{'records' if route == 'records' else 'AIM'}")
         self.route = route
         share = 0.0 if route == "records" else self.share(domain, workload)
         warm = None
