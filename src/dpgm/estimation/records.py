@@ -73,22 +73,32 @@ def _cells(positions: tuple[int, ...], records: np.ndarray, rows: np.ndarray, j:
     return tuple(values if p == j else records[rows, p] for p in positions)
 
 
+def _on_attribute(residuals: list[tuple[tuple[int, ...], np.ndarray]], j: int
+                  ) -> list[tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray]]:
+    """The tables on attribute ``j``: each as a view with ``j``'s axis first (it follows
+    the table's updates), the positions of its other axes, its positions and the table."""
+    return [(np.moveaxis(table, positions.index(j), 0),
+             tuple(p for p in positions if p != j), positions, table)
+            for positions, table in residuals if j in positions]
+
+
+def _deltas(on_j, records: np.ndarray, rows: np.ndarray, j: int, size: int) -> np.ndarray:
+    """:func:`move_deltas` over the tables on ``j`` (:func:`_on_attribute`)."""
+    gains = np.zeros((rows.size, size))
+    for view, others, _, _ in on_j:
+        gains += view[(slice(None), *(records[rows, p] for p in others))].T
+    own = records[rows, j]
+    # a move adds 1 to one cell of each table on j and takes 1 from another
+    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * len(on_j)
+    deltas[np.arange(rows.size), own] = 0.0
+    return deltas
+
+
 def move_deltas(residuals: list[tuple[tuple[int, ...], np.ndarray]], records: np.ndarray,
                 rows: np.ndarray, j: int, size: int) -> np.ndarray:
     """The change of the squared error were each of ``rows`` alone to take each value of
     attribute ``j`` (``(len(rows), size)``; zero at its own value)."""
-    gains = np.zeros((rows.size, size))
-    holding = 0  # the tables on j: a move adds 1 to one cell of each and takes 1 from another
-    for positions, table in residuals:
-        if j in positions:
-            axis = positions.index(j)
-            others = tuple(records[rows, p] for p in positions if p != j)
-            gains += np.moveaxis(table, axis, 0)[(slice(None), *others)].T
-            holding += 1
-    own = records[rows, j]
-    deltas = 2.0 * (gains - gains[np.arange(rows.size), own][:, None]) + 2.0 * holding
-    deltas[np.arange(rows.size), own] = 0.0
-    return deltas
+    return _deltas(_on_attribute(residuals, j), records, rows, j, size)
 
 
 def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
@@ -112,17 +122,19 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
     if n == 0 or not residuals:
         return records
     size = max(1, int(batch * n))
+    tables_on = [_on_attribute(residuals, j) for j in range(d)]  # views: made once
     for step in range(sweeps * (n // size)):
         j = step % d
         rows = rng.choice(n, size, replace=False)
-        deltas = move_deltas(residuals, records, rows, j, sizes[j])
+        deltas = _deltas(tables_on[j], records, rows, j, sizes[j])
         best = np.argmin(deltas, axis=1)
         moving = deltas[np.arange(size), best] < 0
         rows, old, new = rows[moving], records[rows[moving], j], best[moving]
-        for positions, table in residuals:
-            if j in positions:
-                np.add.at(table, _cells(positions, records, rows, j, new), 1.0)
-                np.add.at(table, _cells(positions, records, rows, j, old), -1.0)
+        signs = np.repeat([1.0, -1.0], rows.size)  # into the new cells, out of the old
+        both = np.concatenate([new, old])
+        for _, _, positions, table in tables_on[j]:
+            np.add.at(table, _cells(positions, records, np.concatenate([rows, rows]), j,
+                                    both), signs)
         records[rows, j] = new
     return records
 
