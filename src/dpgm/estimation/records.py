@@ -82,7 +82,8 @@ def _on_attribute(residuals: list[tuple[tuple[int, ...], np.ndarray]], j: int
             for positions, table in residuals if j in positions]
 
 
-def _deltas(on_j, records: np.ndarray, rows: np.ndarray, j: int, size: int) -> np.ndarray:
+def _deltas(on_j: list[tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray]],
+            records: np.ndarray, rows: np.ndarray, j: int, size: int) -> np.ndarray:
     """:func:`move_deltas` over the tables on ``j`` (:func:`_on_attribute`)."""
     gains = np.zeros((rows.size, size))
     for view, others, _, _ in on_j:
