@@ -132,10 +132,9 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
         moving = deltas[np.arange(size), best] < 0
         rows, old, new = rows[moving], records[rows[moving], j], best[moving]
         signs = np.repeat([1.0, -1.0], rows.size)  # into the new cells, out of the old
-        both = np.concatenate([new, old])
+        twice, both = np.concatenate([rows, rows]), np.concatenate([new, old])
         for _, _, positions, table in tables_on[j]:
-            np.add.at(table, _cells(positions, records, np.concatenate([rows, rows]), j,
-                                    both), signs)
+            np.add.at(table, _cells(positions, records, twice, j, both), signs)
         records[rows, j] = new
     return records
 
