@@ -40,14 +40,6 @@ def correlated(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.column_stack([a, b, c, d])
 
 
-def triple_table(records: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
-    """The counts of ``records`` on ``names``, axes in the order named."""
-    positions = [list(DOMAIN.attrs).index(a) for a in names]
-    table = np.zeros([DOMAIN[a] for a in names])
-    np.add.at(table, tuple(records[:, p] for p in positions), 1.0)
-    return table
-
-
 @pytest.mark.parametrize("with_triple", [False, True])
 def test_each_moves_change_of_the_error_is_the_brute_force_one(with_triple):
     rng = np.random.default_rng(0)
@@ -56,7 +48,7 @@ def test_each_moves_change_of_the_error_is_the_brute_force_one(with_triple):
     targets = {pair: table + rng.normal(0, 2, table.shape)
                for pair, table in pair_tables(other).items()}
     if with_triple:  # named out of the domain's order, its axes in the order named
-        table = triple_table(other, ("d", "a", "c"))
+        table = Dataset(other, DOMAIN).marginal(("d", "a", "c"))  # axes in the order named
         targets[("d", "a", "c")] = table + rng.normal(0, 2, table.shape)
     residuals = _residuals(Dataset(records, DOMAIN), targets)
     before = squared_error(DOMAIN, records, targets)
@@ -227,9 +219,7 @@ def test_records_move_to_a_triple_that_no_pair_holds():
     start = np.column_stack([a, b, rng.integers(0, 2, 400), truth[:, 3]])
     domain = Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
     names = ("c", "a", "b")
-    positions = [list(domain.attrs).index(x) for x in names]
-    target = np.zeros((2, 2, 2))
-    np.add.at(target, tuple(truth[:, p] for p in positions), 1.0)
+    target = Dataset(truth, domain).marginal(names)
     before = squared_error(domain, start, {names: target})
     fitted = fit_records(domain, {names: target}, start, np.random.default_rng(12))
     assert squared_error(domain, fitted, {names: target}) < 1e-2 * before
