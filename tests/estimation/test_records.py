@@ -114,11 +114,80 @@ def test_records_with_codes_outside_the_domain_are_refused(records):
                     np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("option", [dict(sweeps=0), dict(batch=0.0), dict(batch=1.5)])
+@pytest.mark.parametrize("option", [dict(sweeps=0), dict(batch=0.0), dict(batch=1.5),
+                                    dict(noise=-1.0), dict(noise=float("nan"))])
 def test_bad_options_are_refused(option):
     targets = pair_tables(np.zeros((1, 4), int))
     with pytest.raises(ParameterError):
         fit_records(DOMAIN, targets, np.zeros((5, 4), int), np.random.default_rng(0), **option)
+
+
+def _noisy_fit(noise_sd: float):
+    """A fit's domain, targets (another sample's pair tables with Gaussian noise of
+    ``noise_sd``), their expected squared noise and a start with every dependence
+    shuffled away."""
+    rng = np.random.default_rng(11)
+    truth = correlated(3_000, rng)
+    targets = {pair: table + rng.normal(0, noise_sd, table.shape)
+               for pair, table in pair_tables(correlated(3_000, rng)).items()}
+    noise = noise_sd ** 2 * sum(t.size for t in targets.values())
+    start = np.column_stack([rng.permutation(truth[:, j]) for j in range(4)])
+    return targets, noise, start
+
+
+def test_given_the_noise_the_fit_goes_on_until_it_is_within_it_and_stops():
+    from dpgm.estimation.records import FIT_WITHIN
+
+    rng = np.random.default_rng(12)
+    truth = correlated(3_000, rng)
+    targets = pair_tables(truth)  # reachable: the records can fit them to nothing
+    start = np.column_stack([rng.permutation(truth[:, j]) for j in range(4)])
+    short = fit_records(DOMAIN, targets, start, np.random.default_rng(0), sweeps=1, batch=0.2)
+    noise = 2.0 * squared_error(DOMAIN, short, targets)  # its fit is not within this noise
+    on = fit_records(DOMAIN, targets, start, np.random.default_rng(0), sweeps=1, batch=0.2,
+                     noise=noise)
+    assert squared_error(DOMAIN, on, targets) <= FIT_WITHIN * noise
+    closest = fit_records(DOMAIN, targets, start, np.random.default_rng(0), sweeps=1,
+                          batch=0.2, noise=0.0)
+    assert squared_error(DOMAIN, closest, targets) < 0.2 * squared_error(DOMAIN, on, targets)
+
+
+def test_a_fit_within_the_noise_after_its_sweeps_stops_there():
+    from dpgm.estimation.records import FIT_WITHIN
+
+    targets, _, start = _noisy_fit(noise_sd=3.0)
+    plain = fit_records(DOMAIN, targets, start, np.random.default_rng(1), sweeps=4)
+    within = squared_error(DOMAIN, plain, targets) / FIT_WITHIN  # just within this noise
+    given = fit_records(DOMAIN, targets, start, np.random.default_rng(1), sweeps=4,
+                        noise=within)
+    assert np.array_equal(plain, given)
+    further = fit_records(DOMAIN, targets, start, np.random.default_rng(1), sweeps=4,
+                          noise=0.5 * within)
+    assert squared_error(DOMAIN, further, targets) < squared_error(DOMAIN, plain, targets)
+
+
+def test_a_fit_that_cannot_reach_the_noise_halves_its_batch_and_stops(monkeypatch):
+    import dpgm.estimation.records as records
+
+    monkeypatch.setattr(records, "MIN_BATCH", 0.005)  # 15 of the 3,000 records
+    monkeypatch.setattr(records, "MAX_SWEEPS", 40)
+    targets, _, start = _noisy_fit(noise_sd=3.0)
+    sizes = []
+    step = records._step
+
+    def counted(on_j, records_, rows, j, size):
+        sizes.append(rows.size)
+        step(on_j, records_, rows, j, size)
+
+    monkeypatch.setattr(records, "_step", counted)
+    fitted = fit_records(DOMAIN, targets, start, np.random.default_rng(2), sweeps=2,
+                         batch=0.01, noise=0.0)  # never within: no noise at all
+    n = len(start)
+    assert sizes[:2 * (n // 30)] == [30] * (2 * (n // 30))  # its own sweeps first
+    assert set(sizes) <= {30, 15} and 15 in sizes  # halved once, then no smaller
+    assert sum(1 / (n // size) for size in sizes) <= 40 + 1e-9  # sweeps in all
+    plain = fit_records(DOMAIN, targets, start, np.random.default_rng(2), sweeps=2, batch=0.01)
+    assert squared_error(DOMAIN, fitted, targets) < squared_error(DOMAIN, plain, targets)
 
 
 def _information(table: np.ndarray) -> float:

@@ -417,3 +417,26 @@ def test_the_signal_reads_the_pairs_inside_a_larger_marginal():
     variance = np.mean([plan.variance(p) for p in pairs])
     assert AIMResidual(1.0).records_signal(DOMAIN, workload, 680.0, 0.1) == pytest.approx(
         680.0 / 34 / variance)
+
+
+def test_the_records_fit_is_told_the_expected_squared_noise_of_its_targets(data, monkeypatch):
+    """The noise the records' fit is given is the expected squared distance of the
+    (undenoised) pair tables it fits from the real ones: averaged over noise draws."""
+    import dpgm.mechanisms.aim_residual as module
+
+    seen = []
+    fit = module.fit_records
+
+    def captured(domain, targets, start, rng, **options):
+        seen.append(({c: np.array(t) for c, t in targets.items()}, options["noise"]))
+        return fit(domain, targets, start, rng, **options)
+
+    monkeypatch.setattr(module, "fit_records", captured)
+    for seed in range(40):
+        AIMResidual(0.5, estimator="records", denoise=False).fit(data, rng=seed)
+    squared = [sum(((t - data.marginal(c)) ** 2).sum() for c, t in targets.items())
+               for targets, _ in seen]
+    noise = {round(n, 6) for _, n in seen}
+    assert len(noise) == 1  # public: the plan's, the same for every draw
+    # 40 draws of a sum over 44 cells of squared noise: within 10% of its mean
+    assert np.mean(squared) == pytest.approx(noise.pop(), rel=0.1)

@@ -18,6 +18,12 @@ targets`` (a triple's term gathers at the record's two other values): one gather
 table on ``j``, for the whole batch at once. Small batches
 converge to a lower error; proposals of one batch that pile into one cell overshoot it.
 
+A fixed number of sweeps stops short where the targets are precise (a large table, a
+large budget), and a fit pushed further follows the noise where they are not
+(docs/benchmarks.md, ideas 31 and 32). Told the targets' expected squared noise, the fit
+therefore goes on past its sweeps, with ever smaller batches, until its error is within
+a share of that noise.
+
 The targets are any tables: noisy marginals, denoised ones, a model's. Nothing here reads
 data, so the records' privacy is that of the targets.
 """
@@ -38,6 +44,16 @@ from dpgm.validation import integer, number
 SWEEPS = 30
 #: the share of the records that propose moves together in one step
 BATCH = 0.005
+#: given the targets' expected noise, the fit goes on past its sweeps while its squared
+#: error is above this share of it (idea 32: below it, a closer fit follows the noise)
+FIT_WITHIN = 0.25
+#: past its sweeps, the batch is halved whenever a sweep lowers the error by less than
+#: this share of it ...
+STALL = 0.002
+#: ... down to this share of the records (at least one record) ...
+MIN_BATCH = 0.0001
+#: ... in at most these many sweeps in all
+MAX_SWEEPS = 100
 
 
 def _residuals(data: Dataset, targets: Mapping[tuple[str, ...], np.ndarray]
@@ -104,13 +120,21 @@ def move_deltas(residuals: list[tuple[tuple[int, ...], np.ndarray]], records: np
 
 def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
                 records: np.ndarray, rng: np.random.Generator, sweeps: int = SWEEPS,
-                batch: float = BATCH) -> np.ndarray:
+                batch: float = BATCH, noise: float | None = None) -> np.ndarray:
     """``records`` (codes, one column per attribute of ``domain``, in its order) moved
     until their counts follow ``targets`` (a table per pair, or larger set, of attributes,
     keyed by the names in any order, the table's axes in that order; sets without one are
-    left free); a new array, the caller's is left as it was."""
+    left free); a new array, the caller's is left as it was.
+
+    ``sweeps`` sweeps of batches of ``batch`` of the records. Given ``noise``, the
+    targets' expected squared noise (the sum over their cells of the noise variance), the
+    fit then goes on while its squared error is above :data:`FIT_WITHIN` times it,
+    halving the batch whenever a sweep stalls (see :data:`STALL`, :data:`MIN_BATCH` and
+    :data:`MAX_SWEEPS`)."""
     sweeps = integer("sweeps", sweeps, least=1)
     batch = number("batch", batch, low=0.0, high=1.0, low_open=True)
+    if noise is not None:
+        noise = number("noise", noise, low=0.0)
     given = np.asarray(records)
     if given.ndim != 2 or given.shape[1] != len(domain.attrs):
         raise ParameterError(f"records must be a table of {len(domain.attrs)} columns, one "
@@ -122,28 +146,53 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
     n, d = records.shape
     if n == 0 or not residuals:
         return records
-    size = max(1, int(batch * n))
+    size, least = max(1, int(batch * n)), max(1, int(MIN_BATCH * n))
     tables_on = [_on_attribute(residuals, j) for j in range(d)]  # views: made once
-    for step in range(sweeps * (n // size)):
-        j = step % d
-        rows = rng.choice(n, size, replace=False)
-        deltas = _deltas(tables_on[j], records, rows, j, sizes[j])
-        best = np.argmin(deltas, axis=1)
-        moving = deltas[np.arange(size), best] < 0
-        rows, old, new = rows[moving], records[rows[moving], j], best[moving]
-        signs = np.repeat([1.0, -1.0], rows.size)  # into the new cells, out of the old
-        twice, both = np.concatenate([rows, rows]), np.concatenate([new, old])
-        for _, _, positions, table in tables_on[j]:
-            np.add.at(table, _cells(positions, records, twice, j, both), signs)
-        records[rows, j] = new
+    step, error = 0, _error(residuals)
+    for sweep in range(1, max(sweeps, MAX_SWEEPS) + 1):
+        for _ in range(n // size):
+            j = step % d
+            _step(tables_on[j], records, rng.choice(n, size, replace=False), j, sizes[j])
+            step += 1
+        if sweep < sweeps:
+            continue
+        if noise is None:
+            break
+        before, error = error, _error(residuals)
+        if error <= FIT_WITHIN * noise:
+            break
+        if before - error < STALL * before:  # stalled: smaller batches overshoot less
+            if size // 2 < least:
+                break
+            size //= 2
     return records
+
+
+def _error(residuals: list[tuple[tuple[int, ...], np.ndarray]]) -> float:
+    """The squared error of the records whose residual tables these are."""
+    return float(sum((table ** 2).sum() for _, table in residuals))
+
+
+def _step(on_j: list[tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray]],
+          records: np.ndarray, rows: np.ndarray, j: int, size: int) -> None:
+    """One step of the fit: each of ``rows`` proposes its best value of attribute ``j``
+    (of ``size``); the improving proposals are applied together, to ``records`` and to
+    the tables on ``j`` (:func:`_on_attribute`), in place."""
+    deltas = _deltas(on_j, records, rows, j, size)
+    best = np.argmin(deltas, axis=1)
+    moving = deltas[np.arange(rows.size), best] < 0
+    rows, old, new = rows[moving], records[rows[moving], j], best[moving]
+    signs = np.repeat([1.0, -1.0], rows.size)  # into the new cells, out of the old
+    twice, both = np.concatenate([rows, rows]), np.concatenate([new, old])
+    for _, _, positions, table in on_j:
+        np.add.at(table, _cells(positions, records, twice, j, both), signs)
+    records[rows, j] = new
 
 
 def squared_error(domain: Domain, records: np.ndarray,
                   targets: Mapping[tuple[str, ...], np.ndarray]) -> float:
     """The error :func:`fit_records` lowers: Σ over targets and cells of (count − target)²."""
-    return float(sum((table ** 2).sum() for _, table in _residuals(Dataset(records, domain),
-                                                                   targets)))
+    return _error(_residuals(Dataset(records, domain), targets))
 
 
 def chow_liu_forest(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray]):

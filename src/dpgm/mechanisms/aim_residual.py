@@ -50,7 +50,8 @@ one-shot plan over the workload (no selection, the whole budget; ``"auto"`` reso
 denoised residuals, draws the noisy record count of records (at most
 :data:`MAX_FITTED_RECORDS`, or what ``max_memory`` holds: a larger table is fitted as a
 sample, standing for the count) from the Chow–Liu tree of the pair tables and moves them
-until their counts follow the tables (:mod:`dpgm.estimation.records`): a
+until their counts follow the tables (:mod:`dpgm.estimation.records`), told the plan's
+noise so that the fit goes on until it is within a share of it (idea 32): a
 :class:`~dpgm.models.RecordsModel`. Post-processing of the same release. The default
 workload is every pair; a larger marginal named in the workload — a regression's outcome
 with two of its inputs, say — is measured and fitted as well, which carries an effect
@@ -428,7 +429,11 @@ class AIMResidual(Mechanism):
             targets = {c: t * (rows / total) for c, t in targets.items()}
             singles = {a: t * (rows / total) for a, t in singles.items()}
         start = tree_records(domain, _pairs(targets), rows, rng, singles)
-        records = fit_records(domain, targets, start, rng)
+        # the targets' expected squared noise (undenoised, so at most theirs): the fit goes
+        # on until it is within it (idea 32); a sample's is scaled down with its tables
+        noise = sum(self.residual_plan.variance(c) * t.size for c, t in targets.items())
+        records = fit_records(domain, targets, start, rng,
+                              noise=noise * (rows / total) ** 2 if rows < round(total) else noise)
         return RecordsModel(domain, records, total)
 
 
