@@ -293,3 +293,14 @@ def test_records_move_to_a_triple_that_no_pair_holds():
     fitted = fit_records(domain, {names: target}, start, np.random.default_rng(12))
     assert squared_error(domain, fitted, {names: target}) < 1e-2 * before
     assert np.mean(fitted[:, 2] == fitted[:, 0] ^ fitted[:, 1]) > 0.99
+
+
+def test_the_callback_hears_each_sweep_and_its_error():
+    targets, noise, start = _noisy_fit(noise_sd=3.0)
+    heard = []
+    fitted = fit_records(DOMAIN, targets, start, np.random.default_rng(3), sweeps=3,
+                         callback=lambda sweep, error: heard.append((sweep, error)))
+    assert [sweep for sweep, _ in heard] == [1, 2, 3]
+    assert heard[-1][1] == pytest.approx(squared_error(DOMAIN, fitted, targets))
+    assert np.array_equal(fitted, fit_records(DOMAIN, targets, start,
+                                              np.random.default_rng(3), sweeps=3))

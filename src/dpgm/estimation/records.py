@@ -30,7 +30,7 @@ data, so the records' privacy is that of the targets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -120,7 +120,8 @@ def move_deltas(residuals: list[tuple[tuple[int, ...], np.ndarray]], records: np
 
 def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
                 records: np.ndarray, rng: np.random.Generator, sweeps: int = SWEEPS,
-                batch: float = BATCH, noise: float | None = None) -> np.ndarray:
+                batch: float = BATCH, noise: float | None = None,
+                callback: Callable[[int, float], None] | None = None) -> np.ndarray:
     """``records`` (codes, one column per attribute of ``domain``, in its order) moved
     until their counts follow ``targets`` (a table per pair, or larger set, of attributes,
     keyed by the names in any order, the table's axes in that order; sets without one are
@@ -130,7 +131,8 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
     targets' expected squared noise (the sum over their cells of the noise variance), the
     fit then goes on while its squared error is above :data:`FIT_WITHIN` times it,
     halving the batch whenever a sweep stalls (see :data:`STALL`, :data:`MIN_BATCH` and
-    :data:`MAX_SWEEPS`)."""
+    :data:`MAX_SWEEPS`). ``callback``, if given, is called after each sweep with its
+    number and the squared error."""
     sweeps = integer("sweeps", sweeps, least=1)
     batch = number("batch", batch, low=0.0, high=1.0, low_open=True)
     if noise is not None:
@@ -149,16 +151,18 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
     size, least = max(1, int(batch * n)), max(1, int(MIN_BATCH * n))
     tables_on = [_on_attribute(residuals, j) for j in range(d)]  # views: made once
     step, error = 0, _error(residuals)
-    for sweep in range(1, max(sweeps, MAX_SWEEPS) + 1):
+    for sweep in range(1, (sweeps if noise is None else max(sweeps, MAX_SWEEPS)) + 1):
         for _ in range(n // size):
             j = step % d
             _step(tables_on[j], records, rng.choice(n, size, replace=False), j, sizes[j])
             step += 1
-        if sweep < sweeps:
+        if noise is None and callback is None:
             continue
-        if noise is None:
-            break
         before, error = error, _error(residuals)
+        if callback is not None:
+            callback(sweep, error)
+        if noise is None or sweep < sweeps:
+            continue
         if error <= FIT_WITHIN * noise:
             break
         if before - error < STALL * before:  # stalled: smaller batches overshoot less

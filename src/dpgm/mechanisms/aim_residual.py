@@ -93,7 +93,13 @@ from itertools import combinations
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.estimation.records import fit_records, forest_pairs, tree_records
+from dpgm.estimation.records import (
+    MAX_SWEEPS,
+    SWEEPS,
+    fit_records,
+    forest_pairs,
+    tree_records,
+)
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
@@ -429,11 +435,26 @@ class AIMResidual(Mechanism):
             targets = {c: t * (rows / total) for c, t in targets.items()}
             singles = {a: t * (rows / total) for a, t in singles.items()}
         start = tree_records(domain, _pairs(targets), rows, rng, singles)
-        # the targets' expected squared noise (undenoised, so at most theirs): the fit goes
-        # on until it is within it (idea 32); a sample's is scaled down with its tables
+        # the targets' expected squared noise (the plan's, before denoising): the fit goes
+        # on until it is within a share of it (idea 32); a sample's scales with its tables
         noise = sum(self.residual_plan.variance(c) * t.size for c, t in targets.items())
-        records = fit_records(domain, targets, start, rng,
-                              noise=noise * (rows / total) ** 2 if rows < round(total) else noise)
+        if rows < round(total):
+            noise *= (rows / total) ** 2
+        # the bar's length is public (the most sweeps), wherever the fit stops
+        report = self._iteration_reporter(max(SWEEPS, MAX_SWEEPS),
+                                          "records: squared error at sweep")
+        heard: list[tuple[int, float]] = []
+
+        def progress(sweep: int, error: float) -> None:
+            heard.append((sweep, error))
+            report(sweep, error)
+
+        records = fit_records(domain, targets, start, rng, noise=noise, callback=progress)
+        if heard:
+            sweeps, error = heard[-1]
+            self._say(f"fitted the records in {sweeps} sweeps: squared error {error:.4g}, "
+                      f"{error / noise:.2f} of the plan's noise" if noise > 0 else
+                      f"fitted the records in {sweeps} sweeps: squared error {error:.4g}")
         return RecordsModel(domain, records, total)
 
 
