@@ -425,11 +425,10 @@ def test_the_records_fit_is_told_the_expected_squared_noise_of_its_targets(data,
     import dpgm.mechanisms.aim_residual as module
 
     seen = []
-    fit = module.fit_records
 
-    def captured(domain, targets, start, rng, **options):
+    def captured(domain, targets, start, rng, **options):  # the fit itself is not the point
         seen.append(({c: np.array(t) for c, t in targets.items()}, options["noise"]))
-        return fit(domain, targets, start, rng, **options)
+        return start
 
     monkeypatch.setattr(module, "fit_records", captured)
     for seed in range(40):
