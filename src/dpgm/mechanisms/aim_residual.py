@@ -431,15 +431,14 @@ class AIMResidual(Mechanism):
         rows = min(max(int(round(total)), 0), MAX_FITTED_RECORDS, room)
         self._say(f"fitting {rows:,} records to {len(targets)} tables")
         rng = randomness.other
-        if rows < round(total):  # a sample: its tables are the count's, scaled down
+        # the targets' expected squared noise (the plan's, before denoising): the fit goes
+        # on until it is within a share of it (idea 32)
+        noise = sum(self.residual_plan.variance(c) * t.size for c, t in targets.items())
+        if rows < round(total):  # a sample: its tables (and noise) are the count's, scaled
             targets = {c: t * (rows / total) for c, t in targets.items()}
             singles = {a: t * (rows / total) for a, t in singles.items()}
-        start = tree_records(domain, _pairs(targets), rows, rng, singles)
-        # the targets' expected squared noise (the plan's, before denoising): the fit goes
-        # on until it is within a share of it (idea 32); a sample's scales with its tables
-        noise = sum(self.residual_plan.variance(c) * t.size for c, t in targets.items())
-        if rows < round(total):
             noise *= (rows / total) ** 2
+        start = tree_records(domain, _pairs(targets), rows, rng, singles)
         # the bar's length is public (the most sweeps), wherever the fit stops
         report = self._iteration_reporter(max(SWEEPS, MAX_SWEEPS),
                                           "records: squared error at sweep")
@@ -453,8 +452,7 @@ class AIMResidual(Mechanism):
         if heard:
             sweeps, error = heard[-1]
             self._say(f"fitted the records in {sweeps} sweeps: squared error {error:.4g}, "
-                      f"{error / noise:.2f} of the plan's noise" if noise > 0 else
-                      f"fitted the records in {sweeps} sweeps: squared error {error:.4g}")
+                      f"{error / noise:.2f} of the plan's noise")
         return RecordsModel(domain, records, total)
 
 
