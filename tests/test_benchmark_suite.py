@@ -4,6 +4,7 @@ copy flattens them (ratio near 0), and every table's public schema encodes its r
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -43,6 +44,12 @@ SIGNS = {
 
 def tiny(n: int = 4000, seed: int = 0) -> tuple[Dataset, Schema]:
     """A small wage survey: the wage rises by 1 a year of schooling, and more for men."""
+    frame, schema = tiny_table(n, seed)
+    return schema.encode(frame), schema
+
+
+def tiny_table(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
+    """:func:`tiny`'s survey as raw values, with its schema."""
     rng = np.random.default_rng(seed)
     education = rng.integers(6, 19, n)
     male = rng.random(n) < 0.5
@@ -50,12 +57,15 @@ def tiny(n: int = 4000, seed: int = 0) -> tuple[Dataset, Schema]:
     frame = pd.DataFrame({"wage": wage, "education": education,
                           "sex": np.where(male, "Male", "Female"),
                           "high": np.where(wage > 16, "yes", "no")})
-    schema = Schema.from_json({"columns": {
-        "wage": {"kind": "numeric", "lower": 0, "upper": 40, "bins": 16},
-        "education": {"kind": "numeric", "lower": 0, "upper": 20, "bins": 16, "integer": True},
-        "sex": {"kind": "categorical", "labels": ["Female", "Male"]},
-        "high": {"kind": "categorical", "labels": ["no", "yes"]}}})
-    return schema.encode(frame), schema
+    return frame, Schema.from_json(TINY_SCHEMA)
+
+
+#: :func:`tiny_table`'s public schema, as JSON
+TINY_SCHEMA = {"columns": {
+    "wage": {"kind": "numeric", "lower": 0, "upper": 40, "bins": 16},
+    "education": {"kind": "numeric", "lower": 0, "upper": 20, "bins": 16, "integer": True},
+    "sex": {"kind": "categorical", "labels": ["Female", "Male"]},
+    "high": {"kind": "categorical", "labels": ["no", "yes"]}}}
 
 
 OLS = tables.Model("wage", (("education", "value"), ("sex", "is", "Male")),
@@ -197,3 +207,43 @@ def test_kept_runs_come_back_as_they_were_kept(tmp_path):
     assert kept_run(tmp_path / "kept", "t-0-e1-w")["status"] == "failed: no synthetic table"
     (tmp_path / "kept" / "t-0-e1-w.csv").write_text("a\n1\n")
     assert kept_run(tmp_path / "kept", "t-0-e1-w") == {"fit_s": 1.0, "status": "ok"}
+
+
+def test_resume_runs_only_the_cells_not_kept_yet(tmp_path, monkeypatch):
+    """--resume with --keep: a cell kept before is scored from its kept table, as it was
+    scored when it ran, and not run again; only the new cell runs; without --keep, or
+    with --rescore, it is refused before anything runs."""
+    import benchmarks.suite.__main__ as suite
+
+    frame, _ = tiny_table(600)
+    ran = []
+
+    def run_one(command, train_csv, spec, epsilon, seed, out, budget):  # the training copy
+        ran.append(epsilon)
+        out.write_bytes(Path(train_csv).read_bytes())
+        return {"status": "ok", "total_s": 0.5, "peak_rss_mib": 1.0}
+
+    monkeypatch.setattr(suite, "run_one", run_one)
+    monkeypatch.setattr(suite, "systems", lambda peers: {"copy": ["unused"]})
+    monkeypatch.setattr(suite.tables, "load", lambda name: tables.Table(
+        name, frame, TINY_SCHEMA, "high", "a test table", OLS))
+    kept = tmp_path / "kept"
+
+    def main(*extra: str) -> list[dict]:
+        log = tmp_path / f"log{len(ran)}.jsonl"
+        monkeypatch.setattr(sys, "argv", ["suite", "--tables", "slid", "--seeds", "0",
+                                          "--epsilons", "1", "--out", str(log), *extra])
+        suite.main()
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    first = main("--keep", str(kept))
+    assert ran == [1.0]
+    again = main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    assert ran == [1.0, 3.0]  # the kept cell was not run again
+    assert [r["epsilon"] for r in again] == [1.0, 3.0]
+    assert again[0]["tv3"] == first[0]["tv3"] == 0.0  # scored from the kept copy
+    assert (kept / "slid-0-e3-copy.csv").exists()
+    for refused in (["--resume"], ["--resume", "--keep", str(kept), "--rescore", str(kept)]):
+        with pytest.raises(SystemExit):
+            main(*refused)
+    assert ran == [1.0, 3.0]

@@ -22,6 +22,9 @@ Prints the table (mean ± standard error over seeds) and writes every run to ``-
 system and scores what DIR holds under the same names (``TABLE-SEED-eEPSILON-SYSTEM.csv``
 and ``.json``, the runner's JSON line or ``{"status": ...}`` for a run that made no
 table), so that runs made on another machine are scored here on the same split.
+``--resume`` (with ``--keep DIR``) runs only the cells DIR does not hold yet and scores the
+others from there, so that a grid too long for one sitting is run in several: a cell
+kept as failed or out of its budget counts as run (delete its report to run it again).
 """
 
 from __future__ import annotations
@@ -147,7 +150,14 @@ def main() -> None:
                         help="run no system: score the runs kept in DIR (by --keep, or "
                              "made elsewhere under the same names; every peer's systems "
                              "without --peer)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --keep DIR: run only the cells DIR does not hold yet, "
+                             "and score the others from there")
     args = parser.parse_args()
+    if args.resume and not args.keep:
+        parser.error("--resume needs --keep DIR: the folder of the runs made so far")
+    if args.resume and args.rescore:
+        parser.error("--resume runs what --keep DIR lacks; --rescore runs nothing")
     if args.quick:
         args.tables, args.epsilons, args.seeds = ["adult", "diamonds"], [1.0], [0]
         args.budget = min(args.budget, QUICK_BUDGET)
@@ -160,6 +170,9 @@ def main() -> None:
     from dpgm.privacy.quiet import on_records
     from dpgm.schema import Schema
 
+    # where finished runs are read back instead of run: every run (--rescore) or the
+    # runs kept so far (--resume)
+    kept = Path(args.rescore) if args.rescore else Path(args.keep) if args.resume else None
     results = []
     with tempfile.TemporaryDirectory() as tmp, open(args.out, "w") as log:
         folder = Path(tmp)
@@ -181,11 +194,12 @@ def main() -> None:
                 for epsilon in args.epsilons:
                     for system, command in commands.items():
                         stem = f"{name}-{seed}-e{epsilon:g}-{system}"
-                        if args.rescore:
-                            run = kept_run(Path(args.rescore), stem)
-                            if run is None:
-                                continue
-                            out = Path(args.rescore) / f"{stem}.csv"
+                        run = None if kept is None else kept_run(kept, stem)
+                        reused = run is not None and args.resume
+                        if run is not None:
+                            out = kept / f"{stem}.csv"
+                        elif args.rescore:
+                            continue
                         else:
                             out = folder / f"{stem}.csv"
                             run = run_one(command, train_csv, spec, epsilon, seed, out,
@@ -210,7 +224,8 @@ def main() -> None:
                         print(f"{name} seed {seed} ε={epsilon:g} {system}: {run['status']}"
                               + ("" if run["status"] != "ok" else
                                  f", 3-way TV {run.get('tv3', float('nan')):.4f}, "
-                                 f"{run['total_s']:.1f} s"), flush=True)
+                                 f"{run['total_s']:.1f} s")
+                              + (" (kept before)" if reused else ""), flush=True)
     print_table(results)
     print_coefficients(results)
 
