@@ -118,6 +118,11 @@ def move_deltas(residuals: list[tuple[tuple[int, ...], np.ndarray]], records: np
     return _deltas(_on_attribute(residuals, j), records, rows, j, size)
 
 
+def most_sweeps(sweeps: int = SWEEPS, noise: float | None = None) -> int:
+    """The most sweeps :func:`fit_records` runs with these ``sweeps`` and ``noise``."""
+    return sweeps if noise is None else max(sweeps, MAX_SWEEPS)
+
+
 def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
                 records: np.ndarray, rng: np.random.Generator, sweeps: int = SWEEPS,
                 batch: float = BATCH, noise: float | None = None,
@@ -151,7 +156,7 @@ def fit_records(domain: Domain, targets: Mapping[tuple[str, ...], np.ndarray],
     size, least = max(1, int(batch * n)), max(1, int(MIN_BATCH * n))
     tables_on = [_on_attribute(residuals, j) for j in range(d)]  # views: made once
     step, error = 0, _error(residuals)
-    for sweep in range(1, (sweeps if noise is None else max(sweeps, MAX_SWEEPS)) + 1):
+    for sweep in range(1, most_sweeps(sweeps, noise) + 1):
         for _ in range(n // size):
             j = step % d
             _step(tables_on[j], records, rng.choice(n, size, replace=False), j, sizes[j])

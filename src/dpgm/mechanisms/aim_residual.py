@@ -93,13 +93,7 @@ from itertools import combinations
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.estimation.records import (
-    MAX_SWEEPS,
-    SWEEPS,
-    fit_records,
-    forest_pairs,
-    tree_records,
-)
+from dpgm.estimation.records import fit_records, forest_pairs, most_sweeps, tree_records
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
@@ -440,7 +434,7 @@ class AIMResidual(Mechanism):
             noise *= (rows / total) ** 2
         start = tree_records(domain, _pairs(targets), rows, rng, singles)
         # the bar's length is public (the most sweeps), wherever the fit stops
-        report = self._iteration_reporter(max(SWEEPS, MAX_SWEEPS),
+        report = self._iteration_reporter(most_sweeps(noise=noise),
                                           "records: squared error at sweep")
         heard: list[tuple[int, float]] = []
 
