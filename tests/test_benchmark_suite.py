@@ -245,7 +245,62 @@ def test_resume_runs_only_the_cells_not_kept_yet(tmp_path, monkeypatch):
     assert [r["epsilon"] for r in again] == [1.0, 3.0]
     assert again[0]["tv3"] > 0.0 == again[1]["tv3"]  # scored from the kept table
     assert (kept / "slid-0-e3-copy.csv").exists()
+    main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    logged = main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    assert ran == [1.0, 3.0] and len(logged) == 4  # the log is appended to, not replaced
     for refused in (["--resume"], ["--resume", "--keep", str(kept), "--rescore", str(kept)]):
         with pytest.raises(SystemExit):
             main(*refused)
     assert ran == [1.0, 3.0]
+
+
+def _log(path: Path, runs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    return path
+
+
+def test_the_summary_reads_the_last_run_of_a_cell_and_its_mean_and_error(tmp_path):
+    """Mean and standard error over seeds match their closed forms; a cell logged twice
+    counts once, as last logged; a line that is not a run is refused with its place."""
+    from benchmarks.suite.summary import mean_and_error, read_runs
+
+    assert mean_and_error([1.0, 2.0, 3.0, 4.0]) == pytest.approx(
+        (2.5, np.sqrt(5 / 3) / 2))
+    assert mean_and_error([0.7]) == (0.7, 0.0)
+    cell = {"table": "t", "seed": 0, "epsilon": 1, "system": "s"}
+    first = _log(tmp_path / "a.jsonl", [cell | {"status": "ok", "tv3": 0.5},
+                                        cell | {"seed": 1, "status": "ok", "tv3": 0.4}])
+    second = _log(tmp_path / "b.jsonl", [cell | {"epsilon": 1.0, "status": "ok", "tv3": 0.3}])
+    assert [r["tv3"] for r in read_runs([first, second])] == [0.3, 0.4]
+    (tmp_path / "bad.jsonl").write_text('{"table": "t"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl, line 1"):
+        read_runs([tmp_path / "bad.jsonl"])
+
+
+def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsys):
+    """The figure's curves are the seeds' means and standard errors at each ε; a run that
+    made no table is named on stdout with its reason; bad input is refused."""
+    from benchmarks.suite import plot
+
+    runs = [{"table": "t", "seed": s, "epsilon": e, "system": "dpgm-aim-rp",
+             "status": "ok", "tv3": e * (1 + s)} for s in (0, 1) for e in (0.3, 1.0)]
+    runs += [{"table": "u", "seed": 0, "epsilon": 1.0, "system": "mbi-aim",
+              "status": "out of its 30-minute budget"},
+             {"table": "u", "seed": 1, "epsilon": 1.0, "system": "mbi-aim", "status": "ok",
+              "tv3": 0.2}]
+    found = plot.curves(runs, "tv3")
+    assert found["t"]["dpgm-aim-rp"] == [(0.3, pytest.approx(0.45), pytest.approx(0.15), 2),
+                                         (1.0, 1.5, 0.5, 2)]
+    assert found["u"]["mbi-aim"] == [(1.0, 0.2, 0.0, 1)]
+    log = _log(tmp_path / "runs.jsonl", runs)
+    figure = tmp_path / "figures" / "tv3.png"
+    plot.main([str(log), "--out", str(figure)])
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr().out
+    assert "u seed 0 ε=1 mbi-aim: out of its 30-minute budget" in printed
+    assert "2 tables, 2 curves, 5 runs" in printed
+    for bad in ([str(tmp_path / "absent.jsonl"), "--out", str(figure)],
+                [str(log), "--out", str(figure), "--metric", "nonsense"],
+                [str(log), "--out", str(figure), "--systems", "nobody"]):
+        with pytest.raises(SystemExit):
+            plot.main(bad)

@@ -16,7 +16,8 @@ named (``--peer NAME=PYTHON``, e.g. ``dpmm=/path/to/dpmm-venv/bin/python`` runs
 
 ``--quick``: one seed, ε = 1, adult and diamonds, dpgm's systems and the named peers,
 each run within 5 minutes (a slower one is reported as out of its budget).
-Prints the table (mean ± standard error over seeds) and writes every run to ``--out``.
+Prints the table (mean ± standard error over seeds) and appends every run to ``--out``
+(nothing logged before is lost; ``plot.py`` draws the figure from such logs).
 
 ``--keep DIR`` keeps each run's synthetic table and report; ``--rescore DIR`` runs no
 system and scores what DIR holds under the same names (``TABLE-SEED-eEPSILON-SYSTEM.csv``
@@ -32,7 +33,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -44,6 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.suite import metrics, tables
+from benchmarks.suite.summary import mean_and_error
 
 HERE = Path(__file__).resolve().parent
 PEERS = HERE.parent / "peers"
@@ -141,7 +142,9 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", default=None)
     parser.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON")
     parser.add_argument("--budget", type=float, default=1800.0, help="seconds per run")
-    parser.add_argument("--out", default=str(HERE / "results.jsonl"))
+    parser.add_argument("--out", default=str(HERE / "results.jsonl"),
+                        help="the log each run is appended to (a cell run again is logged "
+                             "again; the summary and the plot read its last run)")
     parser.add_argument("--keep", metavar="DIR", default=None,
                         help="keep each run's synthetic CSV and report in DIR (as "
                              "TABLE-SEED-eEPSILON-SYSTEM.csv and .json, replacing a run "
@@ -174,7 +177,7 @@ def main() -> None:
     # runs kept so far (--resume)
     kept = Path(args.rescore) if args.rescore else Path(args.keep) if args.resume else None
     results = []
-    with tempfile.TemporaryDirectory() as tmp, open(args.out, "w") as log:
+    with tempfile.TemporaryDirectory() as tmp, open(args.out, "a") as log:
         folder = Path(tmp)
         for name in args.tables:
             table = tables.load(name)
@@ -274,9 +277,7 @@ def print_table(results: list[dict]) -> None:
             if not values:
                 cells.append("—")
                 continue
-            mean = float(np.mean(values))
-            error = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(
-                values) > 1 else 0.0
+            mean, error = mean_and_error(values)
             cells.append(f"{mean:.4g} ± {error:.2g}" if len(values) > 1 else f"{mean:.4g}")
         failed = len(runs) - len(ok)
         print(f"| {table} | {epsilon:g} | {system}{f' ({failed} failed)' if failed else ''} | "

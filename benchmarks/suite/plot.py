@@ -1,0 +1,137 @@
+"""The suite's figure: one metric against ε, a panel per table, a line per system (mean ±
+standard error over seeds), drawn from the suite's logs (run by hand)::
+
+    python -m benchmarks.suite.plot RUNS/*.jsonl --out docs/figures/suite-tv3.png
+
+A point is hollow where fewer seeds finished than the most any system finished on that
+table; every run that made no table is listed on stdout with its reason, so that what is
+missing from a panel is said, not hidden. Reads the logs only (no data, no system run).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.suite.summary import mean_and_error, read_runs
+
+#: what a person reads for each system's name (another name is shown as it is)
+SYSTEM_LABELS = {
+    "dpgm-aim-rp": "dpgm default (AIM+RP)",
+    "dpgm-aim": "dpgm AIM",
+    "dpgm-mst": "dpgm MST",
+    "dpgm-residual-planner": "dpgm ResidualPlanner",
+    "dpgm-aim-rp-records": "dpgm records",
+    "mbi-aim": "reference AIM (mbi)",
+    "mbi-mst": "reference MST (mbi)",
+    "dpmm-aim": "dpmm AIM",
+    "dpmm-mst": "dpmm MST",
+    "dpmm-privbayes": "dpmm PrivBayes",
+    "smartnoise-aim": "smartnoise AIM",
+    "smartnoise-mst": "smartnoise MST",
+    "privsyn-privsyn": "PrivSyn",
+}
+METRIC_LABELS = {"tv1": "mean 1-way TV", "tv2": "mean 2-way TV", "tv3": "mean 3-way TV",
+                 "workload": "workload error (64 3-way marginals)",
+                 "gb_accuracy": "gradient-boosting accuracy on the holdout",
+                 "lr_accuracy": "logistic-regression accuracy on the holdout",
+                 "coef_ratio_min": "smallest key-coefficient ratio",
+                 "total_s": "seconds (fit and sample)", "peak_rss_mib": "peak memory (MiB)"}
+
+
+def curves(runs: list[dict], metric: str) -> dict[str, dict[str, list[tuple]]]:
+    """Per table and system: (ε, mean, standard error, seeds finished) at each ε where at
+    least one seed finished with the metric, in increasing ε."""
+    values: dict[tuple, list[float]] = defaultdict(list)
+    for run in runs:
+        if run.get("status") == "ok" and metric in run:
+            values[(run["table"], run["system"], float(run["epsilon"]))].append(run[metric])
+    found: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+    for (table, system, epsilon), seen in sorted(values.items()):
+        found[table][system].append((epsilon, *mean_and_error(seen), len(seen)))
+    return found
+
+
+def unfinished(runs: list[dict]) -> list[str]:
+    """A line for each run that made no synthetic table: where, and why."""
+    return [f"{r['table']} seed {r['seed']} ε={float(r['epsilon']):g} {r['system']}: "
+            f"{r.get('status', 'no status')}" for r in runs if r.get("status") != "ok"]
+
+
+def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> None:
+    """The figure: a panel per table, ε on a log axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = list(found)
+    columns = min(4, len(tables))
+    rows = -(-len(tables) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3.2 * rows),
+                                squeeze=False)
+    systems = sorted({s for per_system in found.values() for s in per_system})
+    colours = {s: plt.get_cmap("tab20")(i % 20) for i, s in enumerate(systems)}
+    for axis, table in zip(axes.flat, tables, strict=False):
+        most = max(n for points in found[table].values() for *_, n in points)
+        for system, points in found[table].items():
+            epsilons, means, errors, seeds = zip(*points, strict=True)
+            colour = colours[system]
+            axis.errorbar(epsilons, means, yerr=errors, color=colour, capsize=2,
+                          linewidth=1, label=SYSTEM_LABELS.get(system, system))
+            for epsilon, mean, n in zip(epsilons, means, seeds, strict=True):
+                axis.plot(epsilon, mean, "o", markersize=4, color=colour,
+                          markerfacecolor=colour if n == most else "white")
+        axis.set_xscale("log")
+        epsilons = sorted({p[0] for points in found[table].values() for p in points})
+        axis.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
+        axis.minorticks_off()
+        axis.set_title(table)
+        axis.set_xlabel("ε")
+        axis.set_ylabel(METRIC_LABELS.get(metric, metric))
+    for axis in list(axes.flat)[len(tables):]:
+        axis.axis("off")
+    handles = {}
+    for axis in axes.flat:
+        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    figure.legend(handles.values(), handles.keys(), loc="lower center",
+                  ncol=min(4, len(handles)), frameon=False)
+    figure.tight_layout(rect=(0, 0.04 * (1 + (len(handles) - 1) // 4), 1, 1))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("logs", nargs="+", type=Path, help="the suite's --out files")
+    parser.add_argument("--out", type=Path, required=True, help="the figure (.png, .svg)")
+    parser.add_argument("--metric", default="tv3", choices=sorted(METRIC_LABELS))
+    parser.add_argument("--systems", nargs="+", default=None, help="default: every one")
+    parser.add_argument("--tables", nargs="+", default=None, help="default: every one")
+    args = parser.parse_args(argv)
+    missing = [str(log) for log in args.logs if not log.is_file()]
+    if missing:
+        parser.error(f"no such log: {', '.join(missing)}")
+    try:
+        runs = read_runs(args.logs)
+    except ValueError as error:
+        parser.error(str(error))
+    runs = [r for r in runs if (args.systems is None or r["system"] in args.systems)
+            and (args.tables is None or r["table"] in args.tables)]
+    found = curves(runs, args.metric)
+    if not found:
+        parser.error(f"no finished run with {args.metric} among the chosen ones")
+    if args.tables:  # the panels in the order asked for
+        found = {t: found[t] for t in args.tables if t in found}
+    draw(found, args.metric, args.out)
+    for line in unfinished(runs):
+        print(line)
+    print(f"{args.out}: {len(found)} tables, {sum(len(s) for s in found.values())} curves, "
+          f"{sum(r.get('status') == 'ok' for r in runs)} runs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""The suite's runs, summed up over seeds: mean and standard error, and the latest run of
+each cell read back from the suite's logs (``--out``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+
+def mean_and_error(values) -> tuple[float, float]:
+    """The mean over seeds and its standard error (0 for a single seed)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return float(values.mean()), 0.0
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(len(values)))
+
+
+def read_runs(logs: list[Path]) -> list[dict]:
+    """Every run in the suite's logs, the last one where a cell (table, seed, ε, system)
+    comes more than once, in the order the cells first appear."""
+    runs: dict[tuple, dict] = {}
+    for log in logs:
+        for number, line in enumerate(Path(log).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                run = json.loads(line)
+                cell = (run["table"], run["seed"], float(run["epsilon"]), run["system"])
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise ValueError(
+                    f"{log}, line {number}: not a run of the suite ({error})") from error
+            runs[cell] = run
+    return list(runs.values())
