@@ -278,8 +278,9 @@ def test_the_summary_reads_the_last_run_of_a_cell_and_its_mean_and_error(tmp_pat
 
 
 def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsys):
-    """The figure's curves are the seeds' means and standard errors at each ε; a run that
-    made no table is named on stdout with its reason; bad input is refused."""
+    """The figure's curves are the seeds' means and standard errors at each ε, and so is
+    its table, with how many seeds finished; a run that made no table is named on stdout
+    with its reason; bad input is refused."""
     from benchmarks.suite import plot
 
     runs = [{"table": "t", "seed": s, "epsilon": e, "system": "dpgm-aim-rp",
@@ -299,6 +300,8 @@ def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "u seed 0 ε=1 mbi-aim: out of its 30-minute budget" in printed
     assert "2 tables, 2 curves, 5 runs" in printed
+    assert "| t | 0.3 | 0.4500 ± 0.1500 (2) | — |" in printed  # dpgm's default first
+    assert "| u | 1 | — | 0.2000 (1 of 2) |" in printed
     for bad in ([str(tmp_path / "absent.jsonl"), "--out", str(figure)],
                 [str(log), "--out", str(figure), "--metric", "nonsense"],
                 [str(log), "--out", str(figure), "--systems", "nobody"]):

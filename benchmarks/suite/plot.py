@@ -4,8 +4,9 @@ standard error over seeds), drawn from the suite's logs (run by hand)::
     python -m benchmarks.suite.plot RUNS/*.jsonl --out docs/figures/suite-tv3.png
 
 A point is hollow where fewer seeds finished than the most any system finished on that
-table; every run that made no table is listed on stdout with its reason, so that what is
-missing from a panel is said, not hidden. Reads the logs only (no data, no system run).
+table. Prints the figure's numbers as a markdown table (mean ± standard error, and how
+many seeds finished of those run) and every run that made no table with its reason, so
+that what is missing from a panel is said, not hidden. Reads the logs only (no data, no system run).
 """
 
 from __future__ import annotations
@@ -40,6 +41,28 @@ METRIC_LABELS = {"tv1": "mean 1-way TV", "tv2": "mean 2-way TV", "tv3": "mean 3-
                  "total_s": "seconds (fit and sample)", "peak_rss_mib": "peak memory (MiB)"}
 
 
+def _order(system: str) -> tuple:
+    """dpgm's systems first, then the peers, as SYSTEM_LABELS lists them; others last."""
+    known = list(SYSTEM_LABELS)
+    return (known.index(system) if system in known else len(known), system)
+
+
+#: each known system's colour, the same in every figure: a tab10 colour, then tab20's
+#: lighter ones (the default blue, the reference AIM red)
+COLOURS = {"dpgm-aim-rp": ("tab10", 0), "dpgm-aim": ("tab10", 9), "dpgm-mst": ("tab10", 8),
+           "dpgm-residual-planner": ("tab10", 7), "dpgm-aim-rp-records": ("tab10", 6),
+           "mbi-aim": ("tab10", 3), "mbi-mst": ("tab10", 5), "dpmm-aim": ("tab10", 1),
+           "dpmm-mst": ("tab10", 2), "dpmm-privbayes": ("tab10", 4),
+           "smartnoise-aim": ("tab20", 3), "smartnoise-mst": ("tab20", 5),
+           "privsyn-privsyn": ("tab20", 9)}
+
+
+def _colour(system: str, plt):
+    """A known system's own colour; another's from the lighter ones by its name."""
+    palette, index = COLOURS.get(system, ("tab20", 11 + 2 * (sum(map(ord, system)) % 4)))
+    return plt.get_cmap(palette)(index)
+
+
 def curves(runs: list[dict], metric: str) -> dict[str, dict[str, list[tuple]]]:
     """Per table and system: (ε, mean, standard error, seeds finished) at each ε where at
     least one seed finished with the metric, in increasing ε."""
@@ -59,6 +82,35 @@ def unfinished(runs: list[dict]) -> list[str]:
             f"{r.get('status', 'no status')}" for r in runs if r.get("status") != "ok"]
 
 
+def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tuple]]]) -> str:
+    """The figure's numbers as a table: a row per table and ε, a column per system, each
+    cell the mean ± standard error over the seeds that finished, with how many finished
+    where some did not, or why none did."""
+    systems = sorted({r["system"] for r in runs}, key=_order)
+    tried: dict[tuple, list[dict]] = defaultdict(list)
+    for run in runs:
+        tried[(run["table"], float(run["epsilon"]), run["system"])].append(run)
+    lines = ["| table | ε | " + " | ".join(SYSTEM_LABELS.get(s, s) for s in systems) + " |",
+             "|---|---|" + "---|" * len(systems)]
+    for table in found:
+        points = {(system, p[0]): p for system, ps in found[table].items() for p in ps}
+        for epsilon in sorted({e for (t, e, _) in tried if t == table}):
+            cells = []
+            for system in systems:
+                runs_here = tried.get((table, epsilon, system), [])
+                if (system, epsilon) in points:
+                    _, mean, error, n = points[(system, epsilon)]
+                    cell = f"{mean:.4f} ± {error:.4f}" if n > 1 else f"{mean:.4f}"
+                    cells.append(cell + (f" ({n} of {len(runs_here)})"
+                                         if n < len(runs_here) else f" ({n})"))
+                elif runs_here:
+                    cells.append(runs_here[0].get("status", "no status"))
+                else:
+                    cells.append("—")
+            lines.append(f"| {table} | {epsilon:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> None:
     """The figure: a panel per table, ε on a log axis."""
     import matplotlib
@@ -71,8 +123,8 @@ def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> No
     rows = -(-len(tables) // columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3.2 * rows),
                                 squeeze=False)
-    systems = sorted({s for per_system in found.values() for s in per_system})
-    colours = {s: plt.get_cmap("tab20")(i % 20) for i, s in enumerate(systems)}
+    systems = sorted({s for per_system in found.values() for s in per_system}, key=_order)
+    colours = {s: _colour(s, plt) for s in systems}
     for axis, table in zip(axes.flat, tables, strict=False):
         most = max(n for points in found[table].values() for *_, n in points)
         for system, points in found[table].items():
@@ -127,6 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.tables:  # the panels in the order asked for
         found = {t: found[t] for t in args.tables if t in found}
     draw(found, args.metric, args.out)
+    print(markdown(runs, args.metric, found))
     for line in unfinished(runs):
         print(line)
     print(f"{args.out}: {len(found)} tables, {sum(len(s) for s in found.values())} curves, "
