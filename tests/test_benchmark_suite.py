@@ -307,3 +307,34 @@ def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsy
                 [str(log), "--out", str(figure), "--systems", "nobody"]):
         with pytest.raises(SystemExit):
             plot.main(bad)
+
+
+def test_the_dedicated_release_bounds_every_record_and_its_noise_is_as_stated():
+    """The dedicated regression release (point 4's yardstick): every record's ||z||²
+    is within the stated sensitivity (1 a term: a group of dummies counts once); with no
+    noise its coefficients are OLS's; its noise has the stated scale, and half of
+    it would be told apart; a logistic model is refused."""
+    from benchmarks.suite import dedicated
+
+    data, schema = tiny(3000)
+    dummies = tables.Model("wage", (("education", "value"), ("sex", "dummies"),
+                                    ("high", "is", "yes")), ("education",))
+    for model, terms in ((OLS, 4), (dummies, 5)):
+        scale = dedicated.scaling(schema, model)
+        assert scale.bound == terms
+        x, y, _ = metrics.design(data, schema, model)
+        z = (np.column_stack([x, y]) - scale.centres) / scale.halves
+        assert np.abs(z).max() <= 1 + 1e-12
+        norms = (z**2).sum(axis=1)
+        assert norms.max() <= scale.bound + 1e-9
+        exact = dedicated.noisy_coefficients(z, 0.0, 1, np.random.default_rng(0))[0]
+        slopes = exact * scale.halves[-1] / scale.halves[:-1]
+        assert slopes[1:] == pytest.approx(metrics.fit(x, y, logistic=False)[1:], rel=1e-8)
+    # the noise: the released moments' spread over draws is sigma, not half of it
+    z = np.eye(3)  # Z'Z = I: OLS of the last column on the others is 0 without noise
+    draws = dedicated.noisy_coefficients(z, 0.01, 4000, np.random.default_rng(1))
+    spread = draws.std(axis=0)
+    assert spread == pytest.approx(np.full(2, 0.01), rel=0.1)
+    assert not spread == pytest.approx(np.full(2, 0.005), rel=0.1)
+    with pytest.raises(ValueError, match="OLS"):
+        dedicated.scaling(schema, LOGIT)
