@@ -158,7 +158,8 @@ def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> No
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("logs", nargs="+", type=Path, help="the suite's --out files")
+    parser.add_argument("logs", nargs="+", type=Path,
+                        help="the suite's --out files (a cell in several: the last given)")
     parser.add_argument("--out", type=Path, required=True, help="the figure (.png, .svg)")
     parser.add_argument("--metric", default="tv3", choices=sorted(METRIC_LABELS))
     parser.add_argument("--systems", nargs="+", default=None, help="default: every one")

@@ -19,8 +19,9 @@ def mean_and_error(values) -> tuple[float, float]:
 
 
 def read_runs(logs: list[Path]) -> list[dict]:
-    """Every run in the suite's logs, the last one where a cell (table, seed, ε, system)
-    comes more than once, in the order the cells first appear."""
+    """Every run in the suite's logs: where a cell (table, seed, ε, system) comes more
+    than once, the last one, reading the logs in the order given and each from its first
+    line (the suite appends); the cells in the order they first appear."""
     runs: dict[tuple, dict] = {}
     for log in logs:
         for number, line in enumerate(Path(log).read_text().splitlines(), 1):
