@@ -148,6 +148,8 @@ def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> No
     for axis in axes.flat:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
+    system_of = {SYSTEM_LABELS.get(s, s): s for s in systems}  # the legend in _order
+    handles = dict(sorted(handles.items(), key=lambda item: _order(system_of[item[0]])))
     figure.legend(handles.values(), handles.keys(), loc="lower center",
                   ncol=min(4, len(handles)), frameon=False)
     figure.tight_layout(rect=(0, 0.04 * (1 + (len(handles) - 1) // 4), 1, 1))
