@@ -52,7 +52,7 @@ def scaling(schema, model, centred: bool = True) -> Scaling:
     for term in model.terms:
         column, kind = schema.columns[term[0]], term[1]
         if kind == "dummies":
-            count = int(np.sum(np.isfinite(metrics._scores(column)))) - 1
+            count = len(metrics.dummy_codes(column))
             centres += [0.0] * count
             halves += [1.0] * count
             terms += 1

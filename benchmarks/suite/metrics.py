@@ -111,6 +111,12 @@ def _scores(column) -> np.ndarray:
     return scores
 
 
+def dummy_codes(column) -> range:
+    """The codes a ``dummies`` term gives a 0/1 column each: every listed value but the
+    first (the baseline; missing and other codes have none)."""
+    return range(1, int(np.sum(np.isfinite(_scores(column)))))
+
+
 def design(data: Dataset, schema, model) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The model's predictors (with an intercept first), outcome and coefficient names
     for the records of ``data`` (codes over ``schema``'s domain), complete records only."""
@@ -134,7 +140,7 @@ def design(data: Dataset, schema, model) -> tuple[np.ndarray, np.ndarray, list[s
             names.append(name)
         elif kind == "dummies":
             ok = np.isfinite(_scores(column))[x]
-            for code in range(1, int(np.sum(np.isfinite(_scores(column))))):
+            for code in dummy_codes(column):
                 columns.append(np.where(ok, (x == code).astype(float), np.nan))
                 names.append(f"{name}[{column.labels[code]}]")
         else:
