@@ -213,11 +213,16 @@ class AIM(Mechanism):
             )
         return Workload(small)
 
+    @property
+    def model_cap_cells(self) -> float:
+        """The model's size cap, ``max_model_size`` MB, in cells."""
+        return self.max_model_size * MEGABYTE / CELL_BYTES
+
     def candidates(self, domain: Domain, workload: Workload) -> dict[Clique, int]:
         """The downward closure of the workload, without cliques over the model size."""
-        limit = self.max_model_size * MEGABYTE / CELL_BYTES
         closure = downward_closure(domain, workload.cliques)
-        return {r: w for r, w in closure.items() if cells(domain.project(r).shape) <= limit}
+        return {r: w for r, w in closure.items()
+                if cells(domain.project(r).shape) <= self.model_cap_cells}
 
     def plan(self, domain: Domain, workload: Workload) -> None:
         """Rounds, candidates and the memory of their true marginals (public facts)."""
@@ -233,11 +238,11 @@ class AIM(Mechanism):
         # the model of the one-way marginals, AIM's first estimate, must fit its size cap:
         # otherwise no round could select anything (found after spending, before)
         one_way = sum(domain.shape)
-        if one_way > self.max_model_size * MEGABYTE / CELL_BYTES:
+        if one_way > self.model_cap_cells:
             raise ModelTooLargeError(
                 f"the one-way marginals alone make a model of {one_way:,} cells, over "
                 f"{option('max_model_size', self.max_model_size)} MB "
-                f"({self.max_model_size * MEGABYTE / CELL_BYTES:,.0f} cells): raise it")
+                f"({self.model_cap_cells:,.0f} cells): raise it")
         candidates = self.candidates(domain, workload)
         # the true and the model's marginal of every candidate are kept at once
         self.check_tables(domain, candidates, "the candidates' true and model marginals")
@@ -248,7 +253,7 @@ class AIM(Mechanism):
         takes, at ``CELL_ITERATION_SECONDS`` a cell and iteration (measured on the 2-core
         reference machine; another machine scales it)."""
         rounds = 16 * len(self.one_way_cliques(domain)) if rounds is None else rounds
-        largest = int(self.max_model_size * MEGABYTE / CELL_BYTES)
+        largest = int(self.model_cap_cells)
         per_round = self.round_iters * largest * CELL_ITERATION_SECONDS
         final = self.iters * largest * CELL_ITERATION_SECONDS
         # the cap grows with the budget spent, so the rounds' models average half of it
@@ -273,7 +278,7 @@ class AIM(Mechanism):
         rho, alpha = budget.total, self.alpha
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
         epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
-        max_cells = self.max_model_size * MEGABYTE / 8.0
+        max_cells = self.model_cap_cells
         sizes = TreeSizes(domain)
 
         self._say(self.outlook(domain, rounds))
