@@ -100,7 +100,8 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
                 runs_here = tried.get((table, epsilon, system), [])
                 if (system, epsilon) in points:
                     _, mean, error, n = points[(system, epsilon)]
-                    cell = f"{mean:.4f} ± {error:.4f}" if n > 1 else f"{mean:.4f}"
+                    cell = (f"{_number(mean)} ± {_number(error)}" if n > 1
+                            else _number(mean))
                     cells.append(cell + (f" ({n} of {len(runs_here)})"
                                          if n < len(runs_here) else f" ({n})"))
                 elif runs_here:
@@ -109,6 +110,12 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
                     cells.append("—")
             lines.append(f"| {table} | {epsilon:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _number(value: float) -> str:
+    """A figure as the table shows it: four decimals for scores, whole (and grouped)
+    for seconds and MiB."""
+    return f"{value:.4f}" if abs(value) < 10.0 else f"{value:,.0f}"
 
 
 def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> None:
