@@ -100,7 +100,7 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
                 runs_here = tried.get((table, epsilon, system), [])
                 if (system, epsilon) in points:
                     _, mean, error, n = points[(system, epsilon)]
-                    cell = (f"{_number(mean)} ± {_number(error)}" if n > 1
+                    cell = (f"{_number(mean)} ± {_number(error, like=mean)}" if n > 1
                             else _number(mean))
                     cells.append(cell + (f" ({n} of {len(runs_here)})"
                                          if n < len(runs_here) else f" ({n})"))
@@ -112,10 +112,12 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
     return "\n".join(lines)
 
 
-def _number(value: float) -> str:
+def _number(value: float, like: float | None = None) -> str:
     """A figure as the table shows it: four decimals for scores, whole (and grouped)
-    for seconds and MiB."""
-    return f"{value:.4f}" if abs(value) < 10.0 else f"{value:,.0f}"
+    for seconds and MiB; ``like``: the figure whose format it takes (a mean's, for its
+    standard error)."""
+    scale = value if like is None else like
+    return f"{value:.4f}" if abs(scale) < 10.0 else f"{value:,.0f}"
 
 
 def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> None:
