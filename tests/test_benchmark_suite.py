@@ -302,9 +302,11 @@ def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsy
     assert "2 tables, 2 curves, 5 runs" in printed
     assert "| t | 0.3 | 0.4500 ± 0.1500 (2) | — |" in printed  # dpgm's default first
     assert "| u | 1 | — | 0.2000 (1 of 2) |" in printed
-    seconds = [dict(run, total_s=20.0 + 6.0 * run["seed"]) for run in runs[:4]]
-    assert "| t | 0.3 | 23 ± 3 (2) |" in plot.markdown(  # seconds: no decimals, nor
-        seconds, "total_s", plot.curves(seconds, "total_s"))  # on their error
+    seconds = [dict(run, total_s=run["epsilon"] * 20.0 + 6.0 * run["seed"])
+               for run in runs[:4]]
+    printed = plot.markdown(seconds, "total_s", plot.curves(seconds, "total_s"))
+    assert "| t | 0.3 | 9.0 ± 3.0 (2) |" in printed  # seconds: one decimal under 10,
+    assert "| t | 1 | 23 ± 3 (2) |" in printed  # none above (nor on their error)
     for bad in ([str(tmp_path / "absent.jsonl"), "--out", str(figure)],
                 [str(log), "--out", str(figure), "--metric", "nonsense"],
                 [str(log), "--out", str(figure), "--systems", "nobody"]):

@@ -100,8 +100,8 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
                 runs_here = tried.get((table, epsilon, system), [])
                 if (system, epsilon) in points:
                     _, mean, error, n = points[(system, epsilon)]
-                    cell = (f"{_number(mean)} ± {_number(error, like=mean)}" if n > 1
-                            else _number(mean))
+                    cell = (f"{_number(mean, metric)} ± {_number(error, metric, like=mean)}"
+                            if n > 1 else _number(mean, metric))
                     cells.append(cell + (f" ({n} of {len(runs_here)})"
                                          if n < len(runs_here) else f" ({n})"))
                 elif runs_here:
@@ -112,12 +112,13 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
     return "\n".join(lines)
 
 
-def _number(value: float, like: float | None = None) -> str:
-    """A figure as the table shows it: four decimals for scores, whole (and grouped)
-    for seconds and MiB; ``like``: the figure whose format it takes (a mean's, for its
-    standard error)."""
-    scale = value if like is None else like
-    return f"{value:.4f}" if abs(scale) < 10.0 else f"{value:,.0f}"
+def _number(value: float, metric: str, like: float | None = None) -> str:
+    """A figure as the table shows it: a score with four decimals; seconds and MiB
+    whole and grouped (one decimal under 10); ``like``: the figure whose format it takes
+    (a mean's, for its standard error)."""
+    if not metric.endswith(("_s", "_mib")):
+        return f"{value:.4f}"
+    return f"{value:,.1f}" if abs(value if like is None else like) < 10.0 else f"{value:,.0f}"
 
 
 def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> None:
