@@ -135,13 +135,14 @@ def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> No
                                 squeeze=False)
     systems = sorted({s for per_system in found.values() for s in per_system}, key=_order)
     colours = {s: _colour(s, plt) for s in systems}
+    handles = {}  # each system's first line, for the one legend
     for axis, table in zip(axes.flat, tables, strict=False):
         most = max(n for points in found[table].values() for *_, n in points)
         for system, points in found[table].items():
             epsilons, means, errors, seeds = zip(*points, strict=True)
             colour = colours[system]
-            axis.errorbar(epsilons, means, yerr=errors, color=colour, capsize=2,
-                          linewidth=1, label=SYSTEM_LABELS.get(system, system))
+            handles.setdefault(system, axis.errorbar(epsilons, means, yerr=errors,
+                                                     color=colour, capsize=2, linewidth=1))
             for epsilon, mean, n in zip(epsilons, means, seeds, strict=True):
                 axis.plot(epsilon, mean, "o", markersize=4, color=colour,
                           markerfacecolor=colour if n == most else "white")
@@ -154,14 +155,8 @@ def draw(found: dict[str, dict[str, list[tuple]]], metric: str, out: Path) -> No
         axis.set_ylabel(METRIC_LABELS.get(metric, metric))
     for axis in list(axes.flat)[len(tables):]:
         axis.axis("off")
-    handles = {}
-    for axis in axes.flat:
-        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, handle)
-    system_of = {SYSTEM_LABELS.get(s, s): s for s in systems}  # the legend in _order
-    handles = dict(sorted(handles.items(), key=lambda item: _order(system_of[item[0]])))
-    figure.legend(handles.values(), handles.keys(), loc="lower center",
-                  ncol=min(4, len(handles)), frameon=False)
+    figure.legend([handles[s] for s in systems], [SYSTEM_LABELS.get(s, s) for s in systems],
+                  loc="lower center", ncol=min(4, len(handles)), frameon=False)
     figure.tight_layout(rect=(0, 0.04 * (1 + (len(handles) - 1) // 4), 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=110)
