@@ -20,6 +20,7 @@ from dpgm.residuals import (
     marginal_variance,
     ordered_basis,
     plan_residuals,
+    prefix_strategy,
     reconstruct,
     residual_basis,
     residual_query,
@@ -32,20 +33,29 @@ WORKLOAD = [("a", "b"), ("b", "c"), ("c", "a")]
 RHO = 0.5
 
 
-def full_query(domain: Domain, subset) -> np.ndarray:
-    """The residual of ``subset`` as a matrix over the full domain's cells."""
+def full_query(domain: Domain, subset, ranged=()) -> np.ndarray:
+    """The residual of ``subset`` as a matrix over the full domain's cells (measured with
+    the prefix strategy on the ``ranged`` attributes)."""
     matrix = np.ones((1, 1))
     for a in domain.attrs:
-        factor = residual_basis(domain[a]) if a in subset else np.ones((1, domain[a]))
+        if a not in subset:
+            factor = np.ones((1, domain[a]))
+        else:
+            factor = prefix_strategy(domain[a]) if a in ranged else residual_basis(domain[a])
         matrix = np.kron(matrix, factor)
     return matrix
 
 
-def full_marginal(domain: Domain, attrs) -> np.ndarray:
-    """The marginal on ``attrs`` (domain order) as a matrix over the full domain."""
+def full_marginal(domain: Domain, attrs, ranged=()) -> np.ndarray:
+    """The marginal on ``attrs`` (domain order) as a matrix over the full domain: its
+    cells, or its prefix ranges along the ``ranged`` attributes."""
     matrix = np.ones((1, 1))
     for a in domain.attrs:
-        matrix = np.kron(matrix, np.eye(domain[a]) if a in attrs else np.ones((1, domain[a])))
+        if a not in attrs:
+            factor = np.ones((1, domain[a]))
+        else:
+            factor = np.tril(np.ones((domain[a],) * 2)) if a in ranged else np.eye(domain[a])
+        matrix = np.kron(matrix, factor)
     return matrix
 
 
@@ -246,3 +256,98 @@ def test_plan_inputs_are_checked():
         plan_residuals(DOMAIN, WORKLOAD, RHO, "mean")
     with pytest.raises(ParameterError):
         plan_residuals(DOMAIN, [], RHO)
+
+
+# -- prefix ranges ------------------------------------------------------------------------
+
+RANGED = ("c",)
+
+
+@pytest.mark.parametrize("size", [2, 3, 5, 12])
+def test_the_prefix_strategy_measures_the_residual_with_column_norms_at_most_one(size):
+    strategy = prefix_strategy(size)
+    assert strategy.shape == (size - 1, size)
+    np.testing.assert_allclose(strategy.sum(axis=1), 0.0, atol=1e-12)  # no record count
+    assert np.linalg.matrix_rank(strategy) == size - 1  # the whole residual space
+    assert (strategy**2).sum(axis=0).max() == pytest.approx(1.0, rel=1e-12)
+
+
+def _prefix_error(strategy: np.ndarray) -> float:
+    """The prefix ranges' total variance through ``strategy`` per unit of ρ: the noise
+    variance its sensitivity needs times ``tr(Wᵀ W Q⁺ Q⁺ᵀ)`` on the residual."""
+    size = strategy.shape[1]
+    basis = residual_basis(size)
+    back = basis.T @ np.linalg.pinv(strategy @ basis.T)  # residual answers -> cells
+    queries = np.tril(np.ones((size, size)))
+    return float((strategy**2).sum(axis=0).max() * ((queries @ back) ** 2).sum())
+
+
+def test_the_prefix_strategy_is_as_good_as_a_numerical_optimiser():
+    size = 5
+    basis = residual_basis(size)
+    reached = _prefix_error(prefix_strategy(size))
+    assert reached < 0.9 * _prefix_error(basis)  # below the plain residual basis
+
+    def error(flat):
+        return _prefix_error(flat.reshape(size - 1, size - 1) @ basis)
+
+    rng = np.random.default_rng(0)
+    found = min(minimize(error, (np.eye(size - 1) + 0.3 * rng.standard_normal(
+        (size - 1, size - 1))).ravel(), method="Nelder-Mead",
+        options={"maxiter": 40000, "xatol": 1e-10, "fatol": 1e-12}).fun for _ in range(3))
+    assert reached <= found * (1 + 1e-6)
+    assert reached >= found * (1 - 1e-2)
+
+
+@pytest.mark.parametrize("loss", ["sum", "max", "error"])
+def test_a_plan_with_prefix_ranges_spends_rho_and_has_the_variances_of_least_squares(loss):
+    plan = plan_residuals(DOMAIN, WORKLOAD, RHO, loss, ranged=RANGED)
+    assert plan.ranged == frozenset(RANGED)
+    queries = [full_query(DOMAIN, s, RANGED) for s in plan.subsets]
+    columns = sum((q**2).sum(axis=0) / u for q, u in zip(queries, plan.variances))
+    assert math.isclose(0.5 * columns.max(), RHO, rel_tol=1e-9)  # brute-force sensitivity
+    assert math.isclose(plan.rhos.sum(), RHO, rel_tol=1e-12)
+    stacked = np.vstack(queries)
+    precision = np.concatenate([np.full(q.shape[0], 1.0 / u)
+                                for q, u in zip(queries, plan.variances)])
+    covariance = np.linalg.pinv(stacked.T @ (precision[:, None] * stacked))
+    for attrs in [*WORKLOAD, ("c",), ("a",)]:
+        ordered = tuple(a for a in DOMAIN.attrs if a in attrs)
+        ranges = full_marginal(DOMAIN, ordered, RANGED)
+        answers = np.einsum("ij,jk,ik->i", ranges, covariance, ranges)
+        assert plan.variance(attrs) == pytest.approx(answers.mean(), rel=1e-9)
+
+
+def test_the_error_loss_is_as_low_as_a_numerical_optimiser_and_lower_than_the_others():
+    plan = plan_residuals(DOMAIN, WORKLOAD, RHO, "error", ranged=RANGED)
+    names = [frozenset(s) for s in plan.subsets]
+    p = np.array([(full_query(DOMAIN, s, RANGED) ** 2).sum(axis=0).max()
+                  for s in plan.subsets])
+    share = np.array([DOMAIN.size(w) / math.prod((DOMAIN[a] + 1) / 2 for a in w
+                                                 if a in RANGED) for w in WORKLOAD])
+
+    def loss(variances):
+        by = dict(zip(names, variances))
+        return float(np.dot(share, np.sqrt([marginal_variance(DOMAIN, w, by, RANGED)
+                                            for w in WORKLOAD])))
+
+    assert plan.value == pytest.approx(loss(plan.variances), rel=1e-12)
+    budget = {"type": "eq", "fun": lambda z: np.sum(p * np.exp(z)) / 2 - RHO}
+    start = -np.log(plan.variances) + np.linspace(-0.3, 0.3, len(p))
+    found = minimize(lambda z: loss(np.exp(-z)), start, constraints=[budget],
+                     method="SLSQP", options={"ftol": 1e-14, "maxiter": 2000})
+    assert plan.value <= found.fun * (1 + 1e-5)
+    assert plan.value >= found.fun * (1 - 1e-3)
+    for other in ("sum", "max"):
+        assert plan.value < loss(plan_residuals(DOMAIN, WORKLOAD, RHO, other,
+                                                ranged=RANGED).variances)
+
+
+def test_without_prefix_ranges_the_plan_is_the_marginals_plan():
+    plain = plan_residuals(DOMAIN, WORKLOAD, RHO)
+    unused = plan_residuals(DOMAIN, [("a", "b")], RHO, ranged=("c",))  # c not in it
+    assert unused.ranged == frozenset()
+    np.testing.assert_array_equal(plan_residuals(DOMAIN, WORKLOAD, RHO, ranged=()).variances,
+                                  plain.variances)
+    with pytest.raises(ParameterError, match="not in the domain"):
+        plan_residuals(DOMAIN, WORKLOAD, RHO, ranged=("z",))

@@ -41,6 +41,7 @@ from audit_helpers import Claim, collect, judge, linear_statistic, run_scale, ta
 
 from dpgm import Dataset, Domain
 from dpgm.mechanisms import BN_LEARNERS, REGISTRY
+from dpgm.workload import Workload
 
 BASE = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 0], [1, 0, 1], [0, 0, 1], [1, 1, 1], [0, 1, 0],
                  [1, 0, 0]] * 8)  # 64 records
@@ -60,6 +61,7 @@ class Spec:
     runs: int
     width: int = 2
     workload: tuple | None = None
+    numeric: tuple = ()  # the workload's attributes asked prefix ranges
     power: bool = True
     slow: bool = False  # run with --run-slow: a composition of parts audited on their own
 
@@ -86,7 +88,8 @@ class Spec:
 
     def statistic_of_run(self, with_record: bool, seed: int | None) -> float:
         mechanism = self.mechanism()
-        mechanism.fit(self.data(with_record), workload=self.workload, rng=seed)
+        workload = Workload(self.workload, self.numeric) if self.numeric else self.workload
+        mechanism.fit(self.data(with_record), workload=workload, rng=seed)
         base, domain = self.data(False), self.domain
 
         def truth(clique):
@@ -163,6 +166,11 @@ SPECS = [
          power=est == "original", workload=(("a", "b"),))
     for est, runs in (("pgm", 400), ("original", 2000))
 ] + [
+    # prefix ranges of b: its residuals measured with the prefix-range strategy (column
+    # norm 1, not Helmert's 1/√2) under the "error" loss's allocation
+    Spec("residual-planner", "original", 15.0, (("loss", "error"),), "linear", 1.125, 2000,
+         workload=(("a", "b"),), numeric=("b",))
+] + [
     Spec("cgm", est, 1.75, (("em_iters", 3), *FAST_PGM), "tail", 0.0, 1000, power=est == "em")
     for est in ("em", "pgm", "naive", "naive-projected")
 ] + [
@@ -198,6 +206,7 @@ def _others_with_run_slow(specs: list[Spec]) -> list[Spec]:
 SPECS = _others_with_run_slow(SPECS)
 IDS = [f"{s.name}-{s.estimator}" + ("-one-attribute" if s.width == 1 else "")
        + ("-triple" if s.workload and any(len(c) > 2 for c in s.workload) else "")
+       + ("-ranges" if s.numeric else "")
        for s in SPECS]
 
 

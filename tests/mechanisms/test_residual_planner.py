@@ -110,3 +110,28 @@ def test_a_ledger_without_room_for_the_whole_plan_is_refused_before_the_first_re
     with pytest.raises(BudgetExceededError):
         mechanism.fit(data, WORKLOAD, rng=0)
     assert [e.label for e in mechanism.budget.ledger] == ["another release"]
+
+
+def test_prefix_ranges_are_unbiased_with_the_planned_mean_variance(data):
+    from dpgm.workload import Workload
+
+    workload = Workload(WORKLOAD, numeric=["c"])  # c is asked prefix ranges
+    runs = 400
+    answers = {c: [] for c in WORKLOAD}
+    mechanism = ResidualPlanner(1.0, estimator="original", loss="error")
+    for seed in range(runs):
+        model = mechanism.fit(data, workload, rng=seed)
+        for c in WORKLOAD:
+            answers[c].append(workload.answer(c, model.marginal(c)))
+    assert mechanism.residual_plan.ranged == frozenset({"c"})
+    for c in WORKLOAD:
+        draws = np.array(answers[c])
+        planned = mechanism.variance(c)  # the mean over the marginal's ranges
+        assert 0.85 < draws.var(axis=0, ddof=1).mean() / planned < 1.15, c
+        truth = workload.answer(c, data.marginal(c))
+        error = np.abs(draws.mean(axis=0) - truth) / np.sqrt(draws.var(axis=0) / runs)
+        assert error.max() < 4.5, c
+    # the ranged residuals are measured with the prefix strategy, charged in full
+    assert any(residual_subset(m) is None for m in mechanism.measurements)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(
+        mechanism.budget.total, rel=1e-12)

@@ -142,7 +142,8 @@ class AIMResidual(Mechanism):
     """AIM's selection, then one ResidualPlanner measurement of what it selected (see the
     module docstring). ``estimator``: ``"auto"`` (records or Private-PGM, as the noisy
     record count says), ``"pgm"`` or ``"records"``; ``selection_share``: AIM's part of the
-    budget; ``loss``: the plan's (``"sum"`` or ``"max"`` of the cell variances);
+    budget; ``loss``: the plan's (``"sum"`` or ``"max"`` of the cell variances, or
+    ``"error"``, see :func:`~dpgm.residuals.plan_residuals`);
     ``denoise``: ordered columns in the cosine basis and residuals shrunk before
     estimation; the other options are AIM's.
     """

@@ -6,14 +6,20 @@ read). Every marginal of the workload is the sum of the *residuals* of its subse
 attributes (:mod:`dpgm.residuals`); the closure of the workload under subsets is
 measured, each residual once, with the entry variances that minimise the workload's
 loss for the budget: ``loss="sum"``, the total variance over every cell of every
-workload marginal (closed form), or ``"max"``, the largest cell variance of any workload
-marginal. Numeric attributes are planned as marginals (prefix ranges are sums of
-their cells).
+workload marginal (closed form), ``"max"``, the largest cell variance of any workload
+marginal, or ``"error"``, the sum over the workload's marginals of the standard
+deviation of their answers scaled by the answers' size (Private-PGM's workload error of
+the raw answers). Where the workload asks prefix ranges of its numeric attributes
+(:class:`~dpgm.workload.Workload`'s ``numeric``), their residuals are measured with
+:func:`~dpgm.residuals.prefix_strategy` and the loss counts the ranges' variances
+instead of the cells' (ResidualPlanner's extension to other queries of each
+attribute).
 
 **Privacy accounting** (ρ-zCDP, reported as (ε, δ); neighbours differ by adding or
 removing one record). The residual of ``B`` is ``(⊗_{i∈B} Lᵢ) μ_B``, ``Lᵢ`` orthonormal
 rows orthogonal to 1: one record adds one column, of squared L2 norm
-``p_B = Π_{i∈B}(nᵢ-1)/nᵢ``. Gaussian noise of variance ``u_B`` per entry
+``p_B = Π_{i∈B}(nᵢ-1)/nᵢ`` (1 for a ranged attribute's factor, whose columns have norm
+at most 1). Gaussian noise of variance ``u_B`` per entry
 (:func:`~dpgm.privacy.measure.measure_linear`, charged before the data are read) is
 ``p_B/(2u_B)``-zCDP; the plan's charges sum to ρ = ``cdp_rho(ε, δ)`` (the record count,
 the residual of ∅, among them). Everything after is post-processing.
@@ -44,7 +50,7 @@ import numpy as np
 
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
-from dpgm.errors import DpgmError, ModelTooLargeError
+from dpgm.errors import DpgmError, ModelTooLargeError, ParameterError
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.measurement import KroneckerQuery, Measurement
@@ -60,7 +66,6 @@ from dpgm.residuals import (
     check_residual_basis,
     plan_residuals,
     reconstruct,
-    residual_basis,
 )
 from dpgm.validation import integer, number, one_of
 from dpgm.workload import Workload
@@ -94,6 +99,9 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     bases = {} if bases is None else bases
     for attr, basis in bases.items():
         check_residual_basis(attr, basis, domain[attr])
+        if attr in plan.ranged:
+            raise ParameterError(f"{attr!r} is measured with the plan's prefix-range "
+                                 "strategy; it takes no other basis")
     # the charges come one residual at a time: refuse them all before the first where the
     # ledger cannot take the whole plan, so that nothing is read or spent in vain
     budget.require(float(plan.rhos.sum()), "the plan's residuals")
@@ -102,7 +110,7 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     for subset, rho in zip(plan.subsets, plan.rhos):
         holder = holders[frozenset(subset)]
         home = tuple(a for a in domain.attrs if a in holder)  # B's order: the domain's
-        query = KroneckerQuery([bases.get(a, residual_basis(domain[a])) if a in subset
+        query = KroneckerQuery([bases.get(a, plan.factor(a)) if a in subset
                                 else np.ones((1, domain[a])) for a in home])
         measurements.append(measure_linear(
             data, home, query, rho=float(rho), budget=budget, rng=rng,
@@ -113,7 +121,9 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
 class ResidualPlanner(Mechanism):
     """ResidualPlanner on a workload of marginals (default: all 2-way marginals); ``fit``
     returns a Private-PGM model (``"pgm"``) or the reconstructed marginals
-    (``"original"``). ``loss``: ``"sum"`` or ``"max"`` of the workload's cell variances.
+    (``"original"``). ``loss``: ``"sum"`` or ``"max"`` of the workload's cell variances,
+    or ``"error"``, the workload error of the raw answers (see :mod:`dpgm.residuals`).
+    The workload's numeric attributes are asked prefix ranges, and planned for them.
     ``iters``: Private-PGM iterations; ``inference``: ``"auto"``, ``"exact"`` or
     ``"convex"``; ``max_cells``: the largest junction tree of exact inference. See the
     module docstring for the plan and the privacy accounting.
@@ -153,7 +163,8 @@ class ResidualPlanner(Mechanism):
         super().plan(domain, workload)
         self._route(domain, workload)
         self.residual_plan = plan_residuals(domain, workload.cliques,
-                                            self.new_budget().total, self.loss)
+                                            self.new_budget().total, self.loss,
+                                            ranged=workload.numeric)
         entries = sum(math.prod(domain[a] - 1 for a in s) for s in self.residual_plan.subsets)
         self.check_memory(f"the plan's {entries:,} noisy residual entries",
                           MEASURED_CELL_BYTES * entries,
@@ -162,7 +173,8 @@ class ResidualPlanner(Mechanism):
 
     def variance(self, attrs) -> float | None:
         """The variance of each cell of the marginal on ``attrs`` reconstructed from the
-        planned residuals (None where they do not hold it); after ``fit`` or ``check``."""
+        planned residuals (None where they do not hold it); along the workload's numeric
+        attributes, the mean variance of its prefix ranges. After ``fit`` or ``check``."""
         if self.residual_plan is None:
             raise DpgmError("call fit (or check) first: there is no plan yet")
         return self.residual_plan.variance(attrs)
@@ -178,7 +190,9 @@ class ResidualPlanner(Mechanism):
                   "in all)")
         if self.estimator == "original":
             answers = {frozenset(s): m.values for s, m in zip(plan.subsets, measurements)}
-            tables = {c: reconstruct(domain, c, answers) for c in workload.cliques}
+            # a ranged attribute's answers map back through the strategy's pseudo-inverse
+            back = {a: np.linalg.pinv(plan.factor(a)).T for a in plan.ranged}
+            tables = {c: reconstruct(domain, c, answers, back) for c in workload.cliques}
             return TableModel(domain, tables, float(answers[frozenset()][0]))
         inference = self._route(domain, workload)
         model = self.estimate(
