@@ -10,8 +10,8 @@ the prefix ranges of the numeric attributes, measured with the prefix-range stra
     python -m experiments.residual_planner [--runs 3] [--jobs 2] [--epsilon 1] [--marginals]
         [--losses sum error]
 
-``--marginals``: the same 15 triples as marginals (no prefix ranges), the workload
-ResidualPlanner plans for.
+``--marginals``: the same 15 triples as marginals (no prefix ranges): both mechanisms
+plan for their cells.
 """
 
 from __future__ import annotations

@@ -28,16 +28,18 @@ the residual of ∅, among them). Everything after is post-processing.
 
 * ``"pgm"``: Private-PGM (L2 loss) on the residual measurements, which weighs each by
   its noise exactly; a :class:`~dpgm.models.MarkovRandomField` whose error bars are the
-  plan's exact variances (:mod:`dpgm.models.uncertainty`). Exact inference where the
-  workload's junction tree fits ``max_cells``, else (``inference="auto"``) convex
-  approximate inference.
+  plan's exact variances (:mod:`dpgm.models.uncertainty`; with prefix ranges, whose
+  measurements are not orthonormal residuals, its general least squares). Exact
+  inference where the workload's junction tree fits ``max_cells``, else
+  (``inference="auto"``) convex approximate inference.
 * ``"original"``: ResidualPlanner's own reconstruction, each workload marginal the sum
   of its residuals' answers (unbiased, consistent across marginals, possibly negative),
   as a :class:`~dpgm.models.tables.TableModel` (not sampled: its tables are not one
   distribution).
 
 Every workload marginal's cells have the variance :meth:`ResidualPlanner.variance`
-(the same for every cell), for both estimators' inputs.
+(the same for every cell; along ranged attributes, the mean variance of its prefix
+ranges), for both estimators' inputs.
 """
 
 from __future__ import annotations
