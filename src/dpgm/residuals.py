@@ -362,11 +362,13 @@ class ResidualPlan:
 
     def variance(self, attrs: Sequence[str]) -> float | None:
         """The variance of each cell of the marginal on ``attrs`` reconstructed from the
-        plan's residuals (None where they do not hold it)."""
+        plan's residuals (None where they do not hold it); along :attr:`ranged`
+        attributes, the mean variance of its prefix ranges."""
         return marginal_variance(self.domain, attrs, self.by_subset(), self.ranged)
 
     def standard_error(self, attrs: Sequence[str]) -> float | None:
-        """The standard error of each cell of the marginal on ``attrs`` (in counts)."""
+        """The standard error of each cell of the marginal on ``attrs`` (in counts; the
+        root of :meth:`variance`)."""
         variance = self.variance(attrs)
         return None if variance is None else math.sqrt(variance)
 
