@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize
 
 from dpgm import Domain
-from dpgm.errors import ParameterError
+from dpgm.errors import DomainError, ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement
 from dpgm.residuals import (
     check_residual_basis,
@@ -349,5 +349,5 @@ def test_without_prefix_ranges_the_plan_is_the_marginals_plan():
     assert unused.ranged == frozenset()
     np.testing.assert_array_equal(plan_residuals(DOMAIN, WORKLOAD, RHO, ranged=()).variances,
                                   plain.variances)
-    with pytest.raises(ParameterError, match="not in the domain"):
+    with pytest.raises(DomainError, match="unknown attribute"):
         plan_residuals(DOMAIN, WORKLOAD, RHO, ranged=("z",))

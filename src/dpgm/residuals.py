@@ -415,10 +415,7 @@ def plan_residuals(domain: Domain, workload: Iterable[Sequence[str]], rho: float
     module docstring): which residuals to measure, with which variance. ``ranged``: the
     attributes whose workload asks prefix ranges instead of cells."""
     one_of("loss", loss, LOSSES)
-    ranged = frozenset(ranged)
-    unknown = sorted(a for a in ranged if a not in domain.attrs)
-    if unknown:
-        raise ParameterError(f"the ranged attribute(s) {unknown} are not in the domain")
+    ranged = frozenset(domain.check(ranged))
     if not rho > 0 or not math.isfinite(rho):
         raise ParameterError(f"rho must be positive and finite, got {rho}")
     cliques = list(dict.fromkeys(domain.check(c) for c in workload))
