@@ -366,11 +366,31 @@ def test_hdmm_local_least_squares_is_refused_before_the_data_are_read(tmp_path, 
 def test_the_options_named_without_importing_the_mechanisms_match_the_registry():
     """``dpgm --help`` offers --mechanism and --estimator from names in cli.common (so
     that it imports no mechanism); they must be the registry's."""
-    from dpgm.cli.common import ESTIMATORS, MECHANISMS
+    from dpgm.cli.common import ESTIMATORS, LOSSES, MECHANISMS
     from dpgm.mechanisms import REGISTRY
+    from dpgm.residuals import LOSSES as PLAN_LOSSES
 
     assert MECHANISMS == tuple(sorted(REGISTRY))
     assert ESTIMATORS == tuple(sorted({e for cls in REGISTRY.values() for e in cls.estimators}))
+    assert LOSSES == PLAN_LOSSES
+
+
+@pytest.mark.parametrize("mechanism", ["residual-planner", "aim-rp"])
+def test_loss_reaches_the_plan(mechanism):
+    """--loss is passed on to the mechanisms that plan with ResidualPlanner; without it
+    they keep their own default."""
+    from dpgm.cli import build_parser
+    from dpgm.cli.synth import _build_mechanism
+
+    def built(*extra):
+        args = build_parser().parse_args(
+            ["synth", "data.csv", "--epsilon", "1", "--out", "o.csv", "--mechanism",
+             mechanism, *extra])
+        return _build_mechanism(args)
+
+    assert built("--loss", "max").loss == "max"
+    assert built("--loss", "error").loss == "error"
+    assert built().loss == "sum"
 
 
 def test_import_dpgm_loads_no_subpackage_until_one_is_used():

@@ -165,6 +165,15 @@ PUBLIC_CASES = {
         lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv", "--max-cells", "10"),
         "--max-cells does not apply to mst",
     ),
+    "loss that does not apply": (
+        lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv", "--loss", "max"),
+        "--loss does not apply to mst",
+    ),
+    "unknown loss": (
+        lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv", "--mechanism",
+                                       "residual-planner", "--loss", "mean"),
+        "invalid choice: 'mean'",
+    ),
     "delta of 0.5": (
         lambda t, csv, dom: synth_args(t / "never.csv", dom, t / "o.csv", "--delta", "0.5"),
         "at least 0.1",

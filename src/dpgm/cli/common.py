@@ -32,6 +32,9 @@ AUTO_DUCKDB_BYTES = 2**30
 MECHANISMS = ("aim", "aim-rp", "cgm", "dualquery", "hdmm", "mst", "mwem", "privbayes", "psgd",
               "residual-planner", "swift")
 ESTIMATORS = ("auto", "em", "naive", "naive-projected", "original", "pgm", "records", "sgd")
+#: what a ResidualPlanner plan's allocation minimises, as --loss offers it (dpgm.residuals'
+#: LOSSES, named here for the same reason)
+LOSSES = ("sum", "max", "error")
 #: Python parameter -> command-line flag, for messages that suggest an option
 FLAGS = {
     "epsilon": "--epsilon",
@@ -43,6 +46,7 @@ FLAGS = {
     "memory_limit": "--max-memory",
     "max_cells": "--max-cells",
     "max_model_size": "--max-model-size",
+    "loss": "--loss",
     "force": "--force",
     "rng": "--seed",
 }

@@ -9,6 +9,7 @@ import argparse
 from dpgm.cli.common import (
     ESTIMATORS,
     FLAGS,
+    LOSSES,
     MECHANISMS,
     add_chunk_option,
     add_engine_option,
@@ -30,7 +31,7 @@ from dpgm.cli.common import (
     seed,
 )
 
-PASSED_ON = ("iters", "max_cells", "max_model_size")
+PASSED_ON = ("iters", "max_cells", "max_model_size", "loss")
 
 
 def _build_mechanism(args: argparse.Namespace, budget: dict | None = None):
@@ -271,6 +272,14 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
         metavar="MB",
         help="aim: the largest model it may grow, in MB of 8-byte cells; it says before its "
         "first round how long estimating a model that size takes (default: aim's)",
+    )
+    command.add_argument(
+        "--loss",
+        choices=LOSSES,
+        default=None,
+        help="residual-planner and aim-rp: what the plan's allocation of the budget "
+        "minimises: the sum or the max of the workload's cell variances, or error, its "
+        "workload error (default: sum)",
     )
     command.add_argument("--max-memory", type=memory_size, default=None, help=memory_help)
     command.add_argument(
