@@ -376,7 +376,7 @@ def test_the_options_named_without_importing_the_mechanisms_match_the_registry()
 
 
 @pytest.mark.parametrize("mechanism", ["residual-planner", "aim-rp"])
-def test_loss_reaches_the_plan(mechanism):
+def test_loss_reaches_the_mechanism(mechanism):
     """--loss is passed on to the mechanisms that plan with ResidualPlanner; without it
     they keep their own default."""
     from dpgm.cli import build_parser
