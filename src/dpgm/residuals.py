@@ -50,9 +50,10 @@ through its dual (a mixture ``λ`` over the columns, whose inner problem has the
 form ``M = H^{-1/2} (H^{1/2} G H^{1/2})^{1/2} H^{-1/2}``, ``H = L diag(λ) Lᵀ``,
 ``G = L PᵀP Lᵀ``, computed through a Cholesky factor of ``H`` with one eigendecomposition
 a step) until the primal value and the dual bound agree to :data:`PREFIX_TOLERANCE`. On
-100 values the ranges' total variance is 0.19 of Helmert's. The plan keeps its form: an attribute's factor in a query's variance is
-``‖P Q⁺‖²_F / n`` where the residual holds it and ``‖P1‖² / n³`` where it is summed
-out, and in the sensitivity 1 (:func:`_attribute_terms`). Answers of such residuals are
+100 values the ranges' total variance is 0.19 of Helmert's. The plan keeps its form: an
+attribute's factor in a query's variance is ``‖P Q⁺‖²_F / n`` where the residual holds
+it and ``‖P1‖² / n³`` where it is summed out, and in the sensitivity 1
+(:func:`_attribute_terms`). Answers of such residuals are
 not orthonormal coordinates, so :func:`residual_subset` does not read them as residuals;
 a model's error bars then come from the general least-squares route.
 """
