@@ -112,6 +112,24 @@ def test_a_ledger_without_room_for_the_whole_plan_is_refused_before_the_first_re
     assert [e.label for e in mechanism.budget.ledger] == ["another release"]
 
 
+def test_a_large_ranged_attribute_is_announced_before_its_strategy_is_computed():
+    """Planning prefix ranges of many values takes a while: a line says so first (the
+    plan reads public facts only); a small one plans silently."""
+    from dpgm.mechanisms.residual_planner import SLOW_STRATEGY_SIZE
+    from dpgm.workload import Workload
+
+    size = SLOW_STRATEGY_SIZE + 1
+    for values, announced in ((size, True), (SLOW_STRATEGY_SIZE, False)):
+        domain = Domain(["number", "flag"], [values, 2])
+        lines = []
+        mechanism = ResidualPlanner(1.0, progress=lines.append)
+        mechanism.check(domain, Workload([("number", "flag")], numeric=["number"]))
+        said = [line for line in lines if "prefix ranges of 'number'" in line]
+        assert bool(said) == announced, lines
+        if announced:
+            assert f"{values:,} values" in said[0]
+
+
 def test_prefix_ranges_are_unbiased_with_the_planned_mean_variance(data):
     from dpgm.workload import Workload
 

@@ -73,6 +73,9 @@ from dpgm.validation import integer, number, one_of
 from dpgm.workload import Workload
 
 INFERENCE = ("auto", "exact", "convex")
+#: a ranged attribute with more values than this gets a line before its prefix-range
+#: strategy is computed (cubic in the size: 400 values take seconds, 800 tens of them)
+SLOW_STRATEGY_SIZE = 300
 
 
 def smallest_holders(workload: list[tuple[str, ...]],
@@ -164,6 +167,10 @@ class ResidualPlanner(Mechanism):
         """The residuals, their variances and the estimation route (public facts)."""
         super().plan(domain, workload)
         self._route(domain, workload)
+        for attr in workload.numeric:
+            if domain[attr] > SLOW_STRATEGY_SIZE:
+                self._say(f"planning prefix ranges of {attr!r} ({domain[attr]:,} values): "
+                          "its strategy takes time that grows as the cube of the size")
         self.residual_plan = plan_residuals(domain, workload.cliques,
                                             self.new_budget().total, self.loss,
                                             ranged=workload.numeric)
