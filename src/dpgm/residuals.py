@@ -196,14 +196,15 @@ def _prefix_strategy(size: int) -> np.ndarray:
         scaled = solve_triangular(factor, vectors, trans="T", lower=True)
         second = (scaled * roots) @ scaled.T
         columns = (basis * (second @ basis)).sum(axis=0)
+        largest = float(columns.max())
         trace = float(roots.sum())
         bound = max(bound, trace**2)
-        value = float(columns.max()) * trace
+        value = largest * trace
         if value < best_value:
-            best, best_value = second / columns.max(), value  # largest column norm 1
+            best, best_value = second / largest, value  # largest column norm 1
         if best_value - bound <= PREFIX_TOLERANCE * best_value:
             break
-        weights = weights * np.exp(PREFIX_STEP * (columns / columns.max() - 1.0))
+        weights = weights * np.exp(PREFIX_STEP * (columns / largest - 1.0))
         weights /= weights.sum()
     strategy = _sqrt_psd(best) @ basis
     strategy.setflags(write=False)
