@@ -21,6 +21,7 @@ from dpgm.residuals import (
     ordered_basis,
     plan_residuals,
     prefix_strategy,
+    prefix_strategy_cached,
     reconstruct,
     residual_basis,
     residual_query,
@@ -270,6 +271,19 @@ def test_the_prefix_strategy_measures_the_residual_with_column_norms_at_most_one
     np.testing.assert_allclose(strategy.sum(axis=1), 0.0, atol=1e-12)  # no record count
     assert np.linalg.matrix_rank(strategy) == size - 1  # the whole residual space
     assert (strategy**2).sum(axis=0).max() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_the_prefix_strategy_cache_keeps_the_most_recently_used_sizes(monkeypatch):
+    import dpgm.residuals as residuals
+
+    monkeypatch.setattr(residuals, "PREFIX_CACHE_SIZES", 2)
+    monkeypatch.setattr(residuals, "_PREFIX_STRATEGIES", {})
+    first = prefix_strategy(3)
+    prefix_strategy(4)
+    assert prefix_strategy(3) is first  # served from the cache, now the most recent
+    prefix_strategy(5)  # drops 4, the least recently used
+    assert [prefix_strategy_cached(n) for n in (3, 4, 5)] == [True, False, True]
+    assert not first.flags.writeable  # shared by every caller
 
 
 def _prefix_error(strategy: np.ndarray) -> float:

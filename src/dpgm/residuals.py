@@ -85,6 +85,9 @@ PREFIX_TOLERANCE = 1e-6
 PREFIX_STEPS = 2000
 #: the step of that ascent (exponentiated gradient; 2 converged fastest on 3-200 values)
 PREFIX_STEP = 2.0
+#: how many sizes' prefix-range strategies are kept (the least recently used dropped)
+PREFIX_CACHE_SIZES = 256
+_PREFIX_STRATEGIES: dict[int, np.ndarray] = {}
 
 
 @functools.lru_cache(maxsize=256)
@@ -164,7 +167,22 @@ def prefix_strategy(size: int) -> np.ndarray:
     ``size - 1`` rows spanning the residual space (orthogonal to the all-ones vector), of
     largest column norm 1, whose answers give the prefix ranges the least total variance
     for their sensitivity (see the module docstring; read-only, cached)."""
-    return _prefix_strategy(integer("size", size, least=1))
+    size = integer("size", size, least=1)
+    # An explicit cache rather than lru_cache so that prefix_strategy_cached can say
+    # whether a call will return at once (a planner announces only real work).
+    strategy = _PREFIX_STRATEGIES.pop(size, None)
+    if strategy is None:
+        strategy = _prefix_strategy(size)
+    _PREFIX_STRATEGIES[size] = strategy  # the most recently used last
+    while len(_PREFIX_STRATEGIES) > PREFIX_CACHE_SIZES:
+        del _PREFIX_STRATEGIES[next(iter(_PREFIX_STRATEGIES))]
+    return strategy
+
+
+def prefix_strategy_cached(size: int) -> bool:
+    """Whether :func:`prefix_strategy` holds the strategy for ``size`` values already
+    (it then returns at once)."""
+    return integer("size", size, least=1) in _PREFIX_STRATEGIES
 
 
 def _sqrt_psd(matrix: np.ndarray) -> np.ndarray:
@@ -172,7 +190,6 @@ def _sqrt_psd(matrix: np.ndarray) -> np.ndarray:
     return (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
 
 
-@functools.lru_cache(maxsize=256)
 def _prefix_strategy(size: int) -> np.ndarray:
     from scipy.linalg import cholesky, solve_triangular
 

@@ -67,6 +67,7 @@ from dpgm.residuals import (
     ResidualPlan,
     check_residual_basis,
     plan_residuals,
+    prefix_strategy_cached,
     reconstruct,
 )
 from dpgm.validation import integer, number, one_of
@@ -168,7 +169,7 @@ class ResidualPlanner(Mechanism):
         super().plan(domain, workload)
         self._route(domain, workload)
         for attr in workload.numeric:
-            if domain[attr] > SLOW_STRATEGY_SIZE:
+            if domain[attr] > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(domain[attr]):
                 self._say(f"planning prefix ranges of {attr!r} ({domain[attr]:,} values): "
                           "its strategy takes time that grows as the cube of the size")
         self.residual_plan = plan_residuals(domain, workload.cliques,
