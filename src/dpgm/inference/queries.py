@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from dpgm.errors import ParameterError
+from dpgm.workload import prefix_matrix
 
 
 def identity(n: int) -> np.ndarray:
@@ -44,7 +45,7 @@ def set_indicator(n: int, values: Iterable[int]) -> np.ndarray:
 
 def prefix(n: int) -> np.ndarray:
     """``P``: the cumulative distribution, row ``b`` counts values ``a <= b``."""
-    return np.tril(np.ones((n, n)))
+    return prefix_matrix(n)
 
 
 def compress(
