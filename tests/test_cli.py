@@ -375,6 +375,32 @@ def test_the_options_named_without_importing_the_mechanisms_match_the_registry()
     assert LOSSES == PLAN_LOSSES
 
 
+def _built_mechanism(mechanism, *extra):
+    from dpgm.cli import build_parser
+    from dpgm.cli.synth import _build_mechanism
+
+    args = build_parser().parse_args(
+        ["synth", "data.csv", "--epsilon", "1", "--out", "o.csv", "--mechanism", mechanism,
+         *extra])
+    return _build_mechanism(args)
+
+
+@pytest.mark.parametrize("mechanism", ["aim-rp", "aim", "swift", "hdmm", "mwem", "dualquery",
+                                       "residual-planner"])
+def test_max_cells_reaches_every_mechanism_with_a_cell_cap_as_a_whole_number(mechanism):
+    """A cell cap is a count: "5000" and "1e6" reach the mechanism as integers (AIM's
+    and SWIFT's caps refuse a float); a fraction is refused by the parser."""
+    def cap(*extra):
+        built = _built_mechanism(mechanism, *extra)
+        # AIM+RP hands its cap to the AIM that selects for it
+        return (built._selector(1.0) if mechanism == "aim-rp" else built).max_cells
+
+    assert cap("--max-cells", "5000") == 5000
+    assert cap("--max-cells", "1e6") == 1_000_000
+    with pytest.raises(SystemExit):
+        _built_mechanism(mechanism, "--max-cells", "2.5")
+
+
 @pytest.mark.parametrize("mechanism", ["residual-planner", "aim-rp"])
 def test_loss_reaches_the_mechanism(mechanism):
     """--loss is passed on to the mechanisms that plan with ResidualPlanner; without it

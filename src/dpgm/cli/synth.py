@@ -259,7 +259,7 @@ def add_fit_options(command: argparse.ArgumentParser, memory_help: str) -> None:
     )
     command.add_argument(
         "--max-cells",
-        type=real,
+        type=positive_count,
         default=None,
         help="the mechanism's cell cap: the largest default-workload marginal (aim), the "
         "junction tree (mwem, dualquery), the global least-squares table (hdmm) "
