@@ -15,6 +15,8 @@ from dpgm import Domain
 from dpgm.errors import DomainError, ParameterError
 from dpgm.measurement import KroneckerQuery, Measurement
 from dpgm.residuals import (
+    BASIS_ARRAYS_AT_PEAK,
+    bases_bytes,
     check_residual_basis,
     frequency_bands,
     marginal_variance,
@@ -284,6 +286,36 @@ def test_the_prefix_strategy_cache_keeps_the_most_recently_used_sizes(monkeypatc
     prefix_strategy(5)  # drops 4, the least recently used
     assert [prefix_strategy_cached(n) for n in (3, 4, 5)] == [True, False, True]
     assert not first.flags.writeable  # shared by every caller
+
+
+def test_the_bases_memory_counts_each_size_once_and_the_largest_with_its_temporaries():
+    assert bases_bytes([1000, 3, 3, 1]) == 8 * (BASIS_ARRAYS_AT_PEAK * 1000**2 + 3**2)
+    assert bases_bytes([1, 1]) == bases_bytes([]) == 0.0
+
+
+def test_this_modules_bases_are_known_without_checking_them_again(monkeypatch):
+    """Measurements carry the cached bases themselves: residual_subset reads them as
+    residuals without the rows² · size check; any other array is checked in full."""
+    import dpgm.residuals as residuals
+
+    helmert, cosine = residual_basis(40), ordered_basis(40)
+    copy = helmert.copy()
+
+    def no_check(*args, **kwargs):
+        raise AssertionError("checked again")
+
+    monkeypatch.setattr(residuals.np, "allclose", no_check)
+    query = KroneckerQuery([helmert, cosine])
+    measured = Measurement(("a", "b"), np.zeros(39 * 39), 1.0, query=query)
+    assert residual_subset(measured) == ("a", "b")
+    with pytest.raises(AssertionError, match="checked again"):
+        residual_subset(Measurement(("a",), np.zeros(39), 1.0, query=KroneckerQuery([copy])))
+    monkeypatch.undo()
+    assert residual_subset(Measurement(("a",), np.zeros(39), 1.0,
+                                       query=KroneckerQuery([copy]))) == ("a",)
+    copy[0, 0] += 0.1
+    assert residual_subset(Measurement(("a",), np.zeros(39), 1.0,
+                                       query=KroneckerQuery([copy]))) is None
 
 
 def _prefix_error(strategy: np.ndarray) -> float:

@@ -98,7 +98,7 @@ from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
-from dpgm.mechanisms.residual_planner import measure_residuals
+from dpgm.mechanisms.residual_planner import check_bases, measure_residuals
 from dpgm.memory import CELL_BYTES
 from dpgm.models.records import RecordsModel
 from dpgm.privacy.measure import measure_record_count
@@ -286,7 +286,9 @@ class AIMResidual(Mechanism):
 
     def plan(self, domain: Domain, workload: Workload) -> None:
         """AIM's checks, or the one-shot plan's size (public facts); the plan after AIM
-        follows its selection."""
+        follows its selection. Every route measures each attribute's residual (its
+        one-way marginal at least)."""
+        check_bases(self, domain, domain.attrs)
         if self.estimator == "records":
             self.check_tables(domain, workload.cliques, "the workload's marginals")
             self.check_memory(f"fitting at least {MIN_FITTED_RECORDS:,} records of "

@@ -45,7 +45,7 @@ ranges), for both estimators' inputs.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import combinations
 
 import numpy as np
@@ -65,8 +65,10 @@ from dpgm.random import Randomness
 from dpgm.residuals import (
     LOSSES,
     ResidualPlan,
+    bases_bytes,
     check_residual_basis,
     plan_residuals,
+    prefix_strategy,
     prefix_strategy_cached,
     reconstruct,
 )
@@ -89,6 +91,21 @@ def smallest_holders(workload: list[tuple[str, ...]],
             for subset in combinations(clique, k):
                 holders.setdefault(frozenset(subset), clique)
     return holders
+
+
+def check_bases(mechanism: Mechanism, domain: Domain, attrs: Iterable[str]) -> None:
+    """Refuse, before any data are read, residual bases of ``attrs`` too large for the
+    mechanism's ``max_memory``: each is a dense (n − 1) × n matrix, so its memory grows as
+    the square of the attribute's size."""
+    sizes = {a: domain[a] for a in attrs}
+    if not sizes:
+        return
+    largest = max(sizes, key=sizes.get)
+    mechanism.check_memory(f"the residual bases of {len(sizes)} attribute(s), the largest "
+                           f"{largest!r} of {sizes[largest]:,} values",
+                           bases_bytes(sizes.values()),
+                           alternative=f"give {largest!r} fewer values in the schema, or "
+                           "use a mechanism that measures marginals directly (aim, mst)")
 
 
 def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
@@ -136,6 +153,7 @@ class ResidualPlanner(Mechanism):
     """
 
     privacy = "zcdp"
+    plans_ranges = True  # plans for the workload's prefix ranges
     estimators = ("pgm", "original")
 
     def __init__(
@@ -168,10 +186,13 @@ class ResidualPlanner(Mechanism):
         """The residuals, their variances and the estimation route (public facts)."""
         super().plan(domain, workload)
         self._route(domain, workload)
-        for attr in workload.numeric:
-            if domain[attr] > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(domain[attr]):
-                self._say(f"planning prefix ranges of {attr!r} ({domain[attr]:,} values): "
+        ranged = {a for c in workload.cliques for a in c if a in workload.numeric}
+        for size in sorted({domain[a] for a in ranged}):
+            if size > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(size):
+                names = ", ".join(repr(a) for a in sorted(ranged) if domain[a] == size)
+                self._say(f"planning prefix ranges of {names} ({size:,} values): "
                           "its strategy takes time that grows as the cube of the size")
+                prefix_strategy(size)  # now, after the line; kept for the measurement
         self.residual_plan = plan_residuals(domain, workload.cliques,
                                             self.new_budget().total, self.loss,
                                             ranged=workload.numeric)
@@ -180,6 +201,7 @@ class ResidualPlanner(Mechanism):
                           MEASURED_CELL_BYTES * entries,
                           alternative="use a workload with fewer or smaller marginals")
         self.check_tables(domain, workload.cliques, "the workload's marginals")
+        check_bases(self, domain, {a for c in workload.cliques for a in c})
 
     def variance(self, attrs) -> float | None:
         """The variance of each cell of the marginal on ``attrs`` reconstructed from the
