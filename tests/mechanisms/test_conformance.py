@@ -236,6 +236,22 @@ def test_a_workload_is_used_or_refused_never_ignored(name, data):
         make(name).fit(PublicOnly(domain_of(name)), workload=workload, rng=0)
 
 
+@pytest.mark.parametrize("name", sorted(n for n, cls in LEARNERS.items() if cls.uses_workload))
+def test_prefix_ranges_are_planned_for_or_the_run_says_they_are_not(name):
+    """A workload's numeric attributes ask prefix ranges: a mechanism plans for them, or
+    says before reading anything that it answers them from the marginals it measures."""
+    from dpgm.workload import Workload
+
+    lines: list[str] = []
+    make(name, progress=lines.append).check(
+        domain_of(name), Workload([("a", "b")], numeric=["a", "c"]))  # c: in no marginal
+    said = [line for line in lines if "prefix ranges over" in line]
+    if LEARNERS[name].plans_ranges:
+        assert not said, said
+    else:
+        assert len(said) == 1 and "over 'a' are answered from them" in said[0], lines
+
+
 @pytest.mark.parametrize(("name", "estimator"), CASES, ids=IDS)
 def test_refuses_to_overspend_and_records_nothing_more(data, name, estimator):
     mechanism = prespent(make(name, estimator), 0.999)

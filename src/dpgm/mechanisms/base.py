@@ -94,6 +94,9 @@ class Mechanism:
     #: whether the workload steers what is measured (False: a workload given is refused,
     #: never silently ignored)
     uses_workload = True
+    #: whether the mechanism plans for a workload's prefix ranges (its ``numeric``
+    #: attributes); the others measure the marginals that hold the ranges, and say so
+    plans_ranges: ClassVar[bool] = False
     #: what the learner learns: "synthesizer" (a model of the whole table), "bn" (a
     #: Bayesian network's CPDs on a public structure) or "mrf" (an Ising, pairwise or
     #: t-wise model, or an edge set)
@@ -418,6 +421,12 @@ class Mechanism:
         if zeros:
             self._check_constraints(domain, zeros)
         checked = self.workload_for(domain, workload)
+        ranged = sorted(checked.numeric & {a for c in checked.cliques for a in c})
+        if ranged and not self.plans_ranges:
+            self._say(f"{type(self).__name__} plans for the workload's marginals; the prefix "
+                      f"ranges over {', '.join(map(repr, ranged))} are answered from them, "
+                      "not planned for (the mechanisms that plan for ranges: "
+                      f"{', '.join(range_mechanisms())})")
         self.plan(domain, checked)
         return checked
 
@@ -524,6 +533,13 @@ def workload_mechanisms() -> list[str]:
     from dpgm.mechanisms import REGISTRY
 
     return [name for name, cls in REGISTRY.items() if cls.uses_workload]
+
+
+def range_mechanisms() -> list[str]:
+    """The registered synthesizers that plan for a workload's prefix ranges."""
+    from dpgm.mechanisms import REGISTRY
+
+    return [name for name, cls in REGISTRY.items() if cls.plans_ranges]
 
 
 def _recording_arguments(init: Callable) -> Callable:

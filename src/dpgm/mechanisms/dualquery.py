@@ -401,6 +401,7 @@ class DualQuery(Mechanism):
     """
 
     privacy = "zcdp"
+    plans_ranges = True  # plans for the workload's prefix ranges
     estimators = ("pgm", "original")
     releases_records = ("original",)
 

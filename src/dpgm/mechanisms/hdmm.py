@@ -183,6 +183,7 @@ class HDMM(Mechanism):
     """
 
     privacy = "pure"
+    plans_ranges = True  # plans for the workload's prefix ranges
     estimators = ("pgm", "original")
 
     def __init__(

@@ -81,6 +81,7 @@ class MWEM(Mechanism):
     """
 
     privacy = "either"
+    plans_ranges = True  # plans for the workload's prefix ranges
     estimators = ("pgm", "original")
 
     def __init__(
