@@ -24,6 +24,16 @@ def test_lines_come_every_tenth_step_with_the_released_value():
     assert lines == [f"estimation {i}/20: {1.0 / i:.6g}" for i in range(2, 21, 2)]
 
 
+def test_say_once_says_each_line_once_and_say_repeats():
+    lines: list[str] = []
+    reporter = Reporter(lines.append)
+    for line in ("a notice", "a notice", "another", "a notice"):
+        reporter.say_once(line)
+    reporter.say("a stage")
+    reporter.say("a stage")
+    assert lines == ["a notice", "another", "a stage", "a stage"]
+
+
 def test_a_bar_shows_steps_and_values_and_no_time(capsys):
     pytest.importorskip("tqdm")
     reporter = Reporter(True)

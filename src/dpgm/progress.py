@@ -51,6 +51,7 @@ class Reporter:
         self.bars = None
         #: passed on to each tqdm bar (tests draw every update: mininterval=0)
         self.bar_options: dict = {}
+        self._said: set[str] = set()  # the lines said with say_once
         if callable(progress) and not isinstance(progress, bool):
             self.lines = progress
         elif progress:
@@ -61,6 +62,13 @@ class Reporter:
         """One line: a stage done, with public facts and released values only."""
         if self.lines is not None:
             self.lines(line)
+
+    def say_once(self, line: str) -> None:
+        """:meth:`say`, unless this reporter said ``line`` so already (a notice that both
+        a check before reading the data and the fit after it reach)."""
+        if line not in self._said:
+            self._said.add(line)
+            self.say(line)
 
     def steps(self, total: int, what: str) -> Callable[[int, float | None], None]:
         """A callback for step i (1..``total``, a public number) of a loop, with a released

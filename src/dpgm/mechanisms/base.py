@@ -423,10 +423,12 @@ class Mechanism:
         checked = self.workload_for(domain, workload)
         ranged = sorted(checked.numeric & {a for c in checked.cliques for a in c})
         if ranged and not self.plans_ranges:
-            self._say(f"{type(self).__name__} plans for the workload's marginals; the prefix "
-                      f"ranges over {', '.join(map(repr, ranged))} are answered from them, "
-                      "not planned for (the mechanisms that plan for ranges: "
-                      f"{', '.join(range_mechanisms())})")
+            # once: the command line checks before reading the data, and fit checks again
+            self._reporter.say_once(
+                f"{type(self).__name__} plans for the workload's marginals; the prefix "
+                f"ranges over {', '.join(map(repr, ranged))} are answered from them, not "
+                f"planned for (the mechanisms that plan for ranges: "
+                f"{', '.join(range_mechanisms())})")
         self.plan(domain, checked)
         return checked
 
