@@ -125,6 +125,12 @@ def test_residual_bases_too_large_for_memory_are_refused_before_reading(mechanis
     fitted = cls(1.0, max_memory=bases_bytes([60_000, 3, 4]) - 1)
     with pytest.raises(ModelTooLargeError, match="'a' of 60,000 values"):
         fitted.fit(PublicOnly(domain), workload=[("b", "c"), ("a",)], rng=0)
+    if mechanism == "residual-planner":  # refused before its prefix strategy is computed
+        from dpgm.workload import Workload
+
+        ranged = cls(1.0, max_memory=bases_bytes([60_000, 3]) - 1)
+        with pytest.raises(ModelTooLargeError, match="'a' of 60,000 values"):
+            ranged.check(domain, Workload([("a", "b")], numeric=["a"]))
     assert fitted.budget is None or not fitted.budget.ledger  # nothing spent
     small = Domain(["a", "b", "c"], [300, 3, 4])  # 5.8 MB: planned
     cls(1.0, max_memory=bases_bytes([300, 3, 4])).check(small, [("b", "c"), ("a",)])

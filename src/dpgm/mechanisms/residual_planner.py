@@ -186,6 +186,8 @@ class ResidualPlanner(Mechanism):
         """The residuals, their variances and the estimation route (public facts)."""
         super().plan(domain, workload)
         self._route(domain, workload)
+        # first: a prefix strategy too large to hold would take hours before the refusal
+        check_bases(self, domain, {a for c in workload.cliques for a in c})
         ranged = {a for c in workload.cliques for a in c if a in workload.numeric}
         for size in sorted({domain[a] for a in ranged}):
             if size > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(size):
@@ -201,7 +203,6 @@ class ResidualPlanner(Mechanism):
                           MEASURED_CELL_BYTES * entries,
                           alternative="use a workload with fewer or smaller marginals")
         self.check_tables(domain, workload.cliques, "the workload's marginals")
-        check_bases(self, domain, {a for c in workload.cliques for a in c})
 
     def variance(self, attrs) -> float | None:
         """The variance of each cell of the marginal on ``attrs`` reconstructed from the
