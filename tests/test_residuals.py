@@ -288,6 +288,13 @@ def test_the_prefix_strategy_cache_keeps_the_most_recently_used_sizes(monkeypatc
     assert not first.flags.writeable  # shared by every caller
 
 
+def test_an_empty_marginal_is_refused_with_a_reason():
+    domain = Domain(["a", "b"], [3, 4])
+    for workload in ([()], [("a",), ()]):
+        with pytest.raises(ParameterError, match="at least one attribute"):
+            plan_residuals(domain, workload, 1.0)
+
+
 def test_the_bases_memory_counts_each_size_once_and_the_largest_with_its_temporaries():
     assert bases_bytes([1000, 3, 3, 1]) == 8 * (BASIS_ARRAYS_AT_PEAK * 1000**2 + 3**2)
     assert bases_bytes([1, 1]) == bases_bytes([]) == 0.0

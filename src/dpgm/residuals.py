@@ -478,6 +478,9 @@ def plan_residuals(domain: Domain, workload: Iterable[Sequence[str]], rho: float
     cliques = list(dict.fromkeys(domain.check(c) for c in workload))
     if not cliques:
         raise ParameterError("the workload has no marginals")
+    if () in cliques:
+        raise ParameterError("a workload marginal names at least one attribute (every plan "
+                             "measures the record count, the empty marginal, already)")
     ranged = frozenset(a for a in ranged if any(a in c for c in cliques))
     names, owner, subset, coefficient = _closure(domain, cliques, ranged)
     p = np.array([_privacy_weight(domain, s, ranged) for s in names])
