@@ -89,16 +89,15 @@ PREFIX_STEP = 2.0
 #: how many sizes' prefix-range strategies are kept (the least recently used dropped)
 PREFIX_CACHE_SIZES = 256
 _PREFIX_STRATEGIES: dict[int, np.ndarray] = {}
-#: the read-only bases this module made, by id, each with a weak reference (so that an id
-#: reused after its array is gone is not taken for it): known to be residual bases
-_OWN_BASES: dict[int, weakref.ref] = {}
+#: the read-only bases this module made, by id (held weakly, so that an id reused after
+#: its array is gone is not taken for it): known to be residual bases
+_OWN_BASES: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
 
 
 def _own(basis: np.ndarray) -> np.ndarray:
     """``basis``, made read-only and remembered as a residual basis of this module's."""
     basis.setflags(write=False)  # shared by every caller of the caches
-    key = id(basis)
-    _OWN_BASES[key] = weakref.ref(basis, lambda _gone, key=key: _OWN_BASES.pop(key, None))
+    _OWN_BASES[id(basis)] = basis
     return basis
 
 
@@ -275,8 +274,7 @@ def _is_basis(factor: np.ndarray) -> bool:
     rows, size = factor.shape
     if rows != size - 1 or rows == 0:
         return False
-    own = _OWN_BASES.get(id(factor))
-    if own is not None and own() is factor:
+    if _OWN_BASES.get(id(factor)) is factor:
         # one of this module's bases, as measurements carry them: the check below costs
         # rows² · size operations and several rows² arrays (32 MB each at 2,000 values)
         return True

@@ -186,9 +186,10 @@ class ResidualPlanner(Mechanism):
         """The residuals, their variances and the estimation route (public facts)."""
         super().plan(domain, workload)
         self._route(domain, workload)
+        attrs = {a for c in workload.cliques for a in c}
         # first: a prefix strategy too large to hold would take hours before the refusal
-        check_bases(self, domain, {a for c in workload.cliques for a in c})
-        ranged = {a for c in workload.cliques for a in c if a in workload.numeric}
+        check_bases(self, domain, attrs)
+        ranged = attrs & workload.numeric
         for size in sorted({domain[a] for a in ranged}):
             if size > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(size):
                 names = ", ".join(repr(a) for a in sorted(ranged) if domain[a] == size)
