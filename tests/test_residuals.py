@@ -230,6 +230,24 @@ def test_reconstruction_from_noiseless_residuals_is_exact():
         reconstruct(DOMAIN, ("a", "c"), answers)
 
 
+def test_reconstruction_in_a_given_basis_is_exact_and_builds_no_helmert_for_it(monkeypatch):
+    import dpgm.residuals as residuals
+    domain = Domain(["a", "b"], [3, 7])
+    counts = np.random.default_rng(1).integers(0, 20, domain.shape).astype(float)
+    bases = {"b": ordered_basis(7)}
+    helmert = residual_basis(3)
+    answers = {frozenset(): np.array([counts.sum()]),
+               frozenset("a"): helmert @ counts.sum(axis=1),
+               frozenset("b"): bases["b"] @ counts.sum(axis=0),
+               frozenset("ab"): np.kron(helmert, bases["b"]) @ counts.ravel()}
+    built = []
+    real = residuals.residual_basis
+    monkeypatch.setattr(residuals, "residual_basis", lambda n: built.append(n) or real(n))
+    np.testing.assert_allclose(reconstruct(domain, ("b", "a"), answers, bases), counts.T,
+                               atol=1e-9)
+    assert built and set(built) == {3}
+
+
 def test_one_valued_attributes_have_no_residual():
     domain = Domain(["a", "b"], [1, 3])
     plan = plan_residuals(domain, [("a", "b")], RHO)

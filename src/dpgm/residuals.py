@@ -376,8 +376,10 @@ def reconstruct(domain: Domain, attrs: Sequence[str],
             if not attrs:  # the record count itself
                 table += z.reshape(())
                 continue
-            up = KroneckerQuery([bases.get(a, residual_basis(domain[a])).T if a in key
-                                 else np.full((domain[a], 1), 1.0 / domain[a])
+            # Helmert's basis only for the attributes measured in it (an ordered one's
+            # would be an unused n x n array in the cache)
+            up = KroneckerQuery([(bases[a] if a in bases else residual_basis(domain[a])).T
+                                 if a in key else np.full((domain[a], 1), 1.0 / domain[a])
                                  for a in attrs])
             table += (up @ z.ravel()).reshape(table.shape)
     return table
