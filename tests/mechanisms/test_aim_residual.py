@@ -91,17 +91,25 @@ def _residual_factors(mechanism, subset):
 
 
 @pytest.mark.parametrize("denoise", [True, False])
-def test_ordered_columns_are_measured_in_the_cosine_basis_and_shrunk(denoise):
+def test_ordered_columns_are_measured_in_the_cosine_basis_and_shrunk(denoise, monkeypatch):
     import numpy as np
     from schema_helpers import SPEC, raw_table
 
+    import dpgm.residuals as residuals
     from dpgm.residuals import ordered_basis, residual_basis
     from dpgm.schema import Schema
 
     schema = Schema.from_json(SPEC)
+    built = []
+    monkeypatch.setattr(residuals, "residual_basis",
+                        lambda n: built.append(n) or residual_basis(n))
     mechanism = AIMResidual(1.0, selection_share=0.0, iters=20, denoise=denoise)
     mechanism.fit(raw_table(300), schema=schema, workload=[("age", "paid"), ("sex", "job")],
                   rng=0)
+    if denoise:  # no Helmert basis is made for an ordered column (an unused n x n array)
+        ordered = mechanism.ordered_attributes(schema.domain)
+        assert set(built) == {schema.domain[a] for a in schema.domain.attrs
+                              if a not in ordered and schema.domain[a] > 1}
     # the schema's numeric and datetime columns, with their missing value where nullable
     assert mechanism.ordered_attributes(schema.domain) == (
         {"age": False, "paid": True, "seen": True})

@@ -133,7 +133,9 @@ def measure_residuals(data: Dataset, plan: ResidualPlan, budget: PrivacyBudget,
     for subset, rho in zip(plan.subsets, plan.rhos):
         holder = holders[frozenset(subset)]
         home = tuple(a for a in domain.attrs if a in holder)  # B's order: the domain's
-        query = KroneckerQuery([bases.get(a, plan.factor(a)) if a in subset
+        # the plan's factor only for the attributes without another basis (Helmert's of
+        # an ordered attribute would be an unused n x n array in the cache)
+        query = KroneckerQuery([(bases[a] if a in bases else plan.factor(a)) if a in subset
                                 else np.ones((1, domain[a])) for a in home])
         measurements.append(measure_linear(
             data, home, query, rho=float(rho), budget=budget, rng=rng,
