@@ -42,14 +42,16 @@ class KroneckerQuery:
     __slots__ = ("factors", "shape", "_scaled")
 
     def __init__(self, factors):
-        self.factors = [np.atleast_2d(np.asarray(f, dtype=np.float64)) for f in factors]
+        self.factors = [f if isinstance(f, IdentityPlusOnes)
+                        else np.atleast_2d(np.asarray(f, dtype=np.float64)) for f in factors]
         if not self.factors or any(f.ndim != 2 for f in self.factors):
             raise ParameterError("a Kronecker query needs one 2-d matrix per attribute")
         self.shape = (
             int(np.prod([f.shape[0] for f in self.factors])),
             int(np.prod([f.shape[1] for f in self.factors])),
         )
-        self._scaled = [_identity_plus_ones(f) for f in self.factors]
+        self._scaled = [(f.alpha, f.beta) if isinstance(f, IdentityPlusOnes)
+                        else _identity_plus_ones(f) for f in self.factors]
 
     @property
     def T(self) -> KroneckerQuery:  # noqa: N802 (the NumPy name)
@@ -87,10 +89,11 @@ class KroneckerQuery:
 
     def norm(self, ord: int) -> float:
         """Largest column norm, ``ord`` 1 or 2: the L1 or L2 sensitivity of ``Q μ``."""
+        factors = [np.asarray(f) for f in self.factors]
         if ord == 1:
-            return float(np.prod([np.abs(f).sum(axis=0).max() for f in self.factors]))
+            return float(np.prod([np.abs(f).sum(axis=0).max() for f in factors]))
         if ord == 2:
-            return float(np.sqrt(np.prod([(f**2).sum(axis=0).max() for f in self.factors])))
+            return float(np.sqrt(np.prod([(f**2).sum(axis=0).max() for f in factors])))
         raise ParameterError(f"ord must be 1 or 2, got {ord}")
 
     def __repr__(self) -> str:
@@ -98,8 +101,51 @@ class KroneckerQuery:
         return f"KroneckerQuery({inner})"
 
 
+class IdentityPlusOnes:
+    """The ``n`` x ``n`` matrix ``αI + β11ᵀ`` (the Gram matrix of a residual basis, a
+    centring, a sum) held as its two numbers: a factor of a :class:`KroneckerQuery` that
+    is applied in one pass and never materialised unless asked for (``np.asarray``)."""
+
+    __slots__ = ("alpha", "beta", "shape")
+    ndim = 2
+
+    def __init__(self, n: int, alpha: float, beta: float):
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.shape = (int(n), int(n))
+
+    @property
+    def T(self) -> IdentityPlusOnes:  # noqa: N802 (the NumPy name)
+        return self
+
+    def __pow__(self, power: float) -> IdentityPlusOnes:
+        """Entry-wise power (the diagonal ``α + β``, every other entry ``β``)."""
+        off = self.beta**power
+        return IdentityPlusOnes(self.shape[0], (self.alpha + self.beta) ** power - off, off)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        matrix = np.full(self.shape, self.beta, dtype=dtype or np.float64)
+        matrix[np.diag_indices(self.shape[0])] += self.alpha
+        return matrix
+
+
+def gram_matrix(factor: np.ndarray) -> np.ndarray | IdentityPlusOnes:
+    """``FᵀF``; an :class:`IdentityPlusOnes` where it is one (a residual basis's Gram
+    matrix is ``I − 11ᵀ/n``, a sum's ``11ᵀ``), found a block of rows at a time so that a
+    large attribute's ``n`` x ``n`` is never held."""
+    factor = np.asarray(factor, dtype=np.float64)
+    n = factor.shape[1]
+    if n < _SCALED_FROM:
+        return factor.T @ factor
+    found = _scaled_blocks(n, lambda rows: factor[:, rows].T @ factor)
+    return factor.T @ factor if found is None else IdentityPlusOnes(n, *found)
+
+
 #: the smallest factor worth applying as ``αI + β11ᵀ`` (below it a product is as quick)
 _SCALED_FROM = 8
+#: entries looked at a time when telling whether a matrix is ``αI + β11ᵀ``: a large
+#: attribute's Gram matrix would be the largest array of a fit, and a whole-matrix check
+#: would hold several more of its size
+_CHECK_BLOCK = 1 << 18
 
 
 def _identity_plus_ones(factor: np.ndarray) -> tuple[float, float] | None:
@@ -108,12 +154,27 @@ def _identity_plus_ones(factor: np.ndarray) -> tuple[float, float] | None:
     n = factor.shape[0]
     if n != factor.shape[1] or n < _SCALED_FROM:
         return None
-    beta = factor[0, 1]
-    alpha = factor[0, 0] - beta
-    off = factor - alpha * np.eye(n)
-    # equal up to rounding: a computed Gram matrix (LᵀL of a residual basis) is one
-    tolerance = 1e-13 * max(float(np.abs(factor).max()), 1e-300)
-    return (float(alpha), float(beta)) if np.all(np.abs(off - beta) <= tolerance) else None
+    return _scaled_blocks(n, lambda rows: np.array(factor[rows]))
+
+
+def _scaled_blocks(n: int, rows_of) -> tuple[float, float] | None:
+    """``(α, β)`` where the ``n`` x ``n`` matrix whose rows ``rows_of(slice)`` gives (a new
+    array each time) is ``αI + β11ᵀ`` up to rounding (a computed Gram matrix is one only
+    so), else None; a block of rows at a time."""
+    step = max(1, _CHECK_BLOCK // n)
+    alpha = beta = tolerance = 0.0
+    for start in range(0, n, step):
+        block = rows_of(slice(start, start + step))
+        if start == 0:
+            beta = float(block[0, 1])
+            alpha = float(block[0, 0]) - beta
+            tolerance = 1e-13 * max(abs(alpha + beta), abs(beta), 1e-300)
+        diagonal = np.arange(block.shape[0])
+        block[diagonal, start + diagonal] -= alpha
+        block -= beta
+        if np.abs(block, out=block).max() > tolerance:
+            return None
+    return alpha, beta
 
 
 def dense_query(query) -> np.ndarray:

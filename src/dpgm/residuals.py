@@ -109,10 +109,12 @@ def _basis(size: int) -> np.ndarray:
 
 
 #: dense arrays of size² floats alive at once when an attribute of ``size`` values is
-#: measured through its residual basis and estimated (measured: a fit of AIM+RP with one
-#: attribute of 1,000 to 3,000 values peaks at 8 size² floats: the basis, the estimation's
-#: Gram matrix and their temporaries)
-BASIS_ARRAYS_AT_PEAK = 8
+#: measured through its residual basis and estimated (measured: a fit of AIM+RP or
+#: ResidualPlanner with one attribute of 600 to 3,000 values peaks at 2.1 to 3.3 size²
+#: floats: the basis, the cosine basis where the attribute is ordered, and the basis
+#: squared for the fit's step size; the estimation holds the basis's Gram matrix as two
+#: numbers, :class:`dpgm.measurement.IdentityPlusOnes`)
+BASIS_ARRAYS_AT_PEAK = 4
 
 
 def bases_bytes(sizes: Iterable[int]) -> float:

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.measurement import IdentityPlusOnes, KroneckerQuery, Measurement, gram_matrix, is_sparse
 
 LossFunction = Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]]
 
@@ -141,8 +141,17 @@ class L2Loss(_MeasurementLoss):
         self.c = 0.0
         self.general = []
         # Kronecker queries with one noise level fold into ½ μᵀGμ − hᵀμ with the Gram
-        # matrix G = ⊗ QᵢᵀQᵢ / σ²: one small product per attribute instead of two
+        # matrix G = ⊗ QᵢᵀQᵢ / σ²: one small product per attribute instead of two. Each
+        # factor's QᵢᵀQᵢ is made once and shared (a residual basis of a large attribute
+        # is in several measurements, and its n x n Gram matrix is the fit's largest array)
         self.grams = []
+        shared_grams: dict[int, tuple[np.ndarray, np.ndarray | IdentityPlusOnes]] = {}
+
+        def gram_of(factor: np.ndarray) -> np.ndarray | IdentityPlusOnes:
+            if id(factor) not in shared_grams:  # the factor is kept alive beside it
+                shared_grams[id(factor)] = (factor, gram_matrix(factor))
+            return shared_grams[id(factor)][1]
+
         for s, query, values, std in self.entries:
             precision = 1.0 / std**2
             if query is None:
@@ -151,9 +160,8 @@ class L2Loss(_MeasurementLoss):
                 self.c += float(np.sum(precision * values**2))
             elif isinstance(query, KroneckerQuery) and np.ptp(precision) == 0:
                 scale = float(precision[0]) if precision.size else 0.0
-                gram = KroneckerQuery([f.T @ f * (scale if i == 0 else 1.0)
-                                       for i, f in enumerate(query.factors)])
-                self.grams.append((s, gram, query.T @ (precision * values)))
+                gram = KroneckerQuery([gram_of(f) for f in query.factors])
+                self.grams.append((s, scale, gram, query.T @ (precision * values)))
                 self.c += float(np.sum(precision * values**2))
             else:
                 self.general.append((s, query, values, precision))
@@ -167,8 +175,9 @@ class L2Loss(_MeasurementLoss):
     def __call__(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
         grad = self.a * flat - self.b
         value = 0.5 * (float(np.dot(grad - self.b, flat)) + self.c)
-        for s, gram, linear in self.grams:
+        for s, scale, gram, linear in self.grams:
             curvature = gram @ flat[s]
+            curvature *= scale
             value += 0.5 * float(np.dot(curvature, flat[s])) - float(np.dot(linear, flat[s]))
             grad[s] += curvature - linear
         for s, query, values, precision in self.general:
@@ -182,8 +191,9 @@ class L2Loss(_MeasurementLoss):
         value = 0.5 * (
             float(np.dot(self.a * flat, flat)) - 2.0 * float(np.dot(self.b, flat)) + self.c
         )
-        for s, gram, linear in self.grams:
-            value += 0.5 * float(np.dot(gram @ flat[s], flat[s])) - float(np.dot(linear, flat[s]))
+        for s, scale, gram, linear in self.grams:
+            value += (0.5 * scale * float(np.dot(gram @ flat[s], flat[s]))
+                      - float(np.dot(linear, flat[s])))
         for s, query, values, precision in self.general:
             residual = query @ flat[s] - values
             value += 0.5 * float(np.dot(precision * residual, residual))
@@ -192,8 +202,8 @@ class L2Loss(_MeasurementLoss):
     def divergence(self, x: np.ndarray, y: np.ndarray, grad_y: np.ndarray) -> float:
         diff = x - y
         value = 0.5 * float(np.dot(self.a * diff, diff))
-        for s, gram, _ in self.grams:
-            value += 0.5 * float(np.dot(gram @ diff[s], diff[s]))
+        for s, scale, gram, _ in self.grams:
+            value += 0.5 * scale * float(np.dot(gram @ diff[s], diff[s]))
         for s, query, _, precision in self.general:
             change = query @ diff[s]
             value += 0.5 * float(np.dot(precision * change, change))
