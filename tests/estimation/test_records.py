@@ -280,6 +280,30 @@ def test_the_forest_implies_each_pair_along_its_path():
     np.testing.assert_allclose(implied[("a", "c")][:, 2], targets[("a", "b")][:, 0] * 0.1)
 
 
+def test_the_forest_makes_no_table_for_a_leaf_that_no_pair_asks_about():
+    """A star of four 400-value attributes around a 3-value one, only the pairs with the
+    centre asked: the tables the forest implies are small, and so is what it makes on the
+    way (each leaf's 400 x 400 conditional on another leaf was made and kept before)."""
+    import tracemalloc
+
+    from dpgm.estimation.records import forest_pairs
+
+    # once on a small domain first: the modules it imports are not the walk's memory
+    forest_pairs(Domain(["p", "q"], [2, 2]), {("p", "q"): np.ones((2, 2))})
+    n = 400
+    domain = Domain(["x0", "x1", "x2", "x3", "b"], [n] * 4 + [3])
+    rng = np.random.default_rng(0)
+    targets = {(f"x{i}", "b"): rng.random((n, 3)) * 10 for i in range(4)}
+    tracemalloc.start()
+    edges, implied = forest_pairs(domain, targets)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert set(implied) == set(targets) and len(edges) == 4
+    assert peak < 0.5 * 8 * n * n  # less than one n x n array (the old walk held four)
+    for pair, table in targets.items():  # an edge's table is its own
+        np.testing.assert_allclose(implied[pair], table, rtol=1e-12)
+
+
 def test_records_move_to_a_triple_that_no_pair_holds():
     # c is the parity of a and b: every pair of the three is independent, the triple is not
     rng = np.random.default_rng(11)

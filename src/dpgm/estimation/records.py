@@ -283,11 +283,21 @@ def forest_pairs(domain: Domain, targets: Mapping[tuple[str, str], np.ndarray],
     implied: dict[tuple[str, str], np.ndarray] = {}
     for source in attrs:
         one_way = _one_way(source, tables, singles, domain)
-        given = {source: np.eye(domain[source])}  # [value of v, value of source]
+        given: dict[str, np.ndarray] = {}  # [value of v, value of source]
+        done = None
         for parent, child in nx.bfs_edges(forest, source):
-            given[child] = conditional(parent, child) @ given[parent]
+            if parent != done:  # a parent's children come together: the last one's are done
+                given.pop(done, None)
+                done = parent
+            leaf = forest.degree(child) == 1
+            if leaf and (source, child) not in wanted:
+                continue  # nothing asked of it, and nothing below it
+            step = conditional(parent, child)
+            matrix = step if parent == source else step @ given[parent]
             if (source, child) in wanted:
-                implied[(source, child)] = given[child].T * one_way[:, None]
+                implied[(source, child)] = matrix.T * one_way[:, None]
+            if not leaf:  # kept for its children only (a large pair's is n x n)
+                given[child] = matrix
     return {frozenset(edge) for edge in forest.edges}, implied
 
 
