@@ -313,8 +313,18 @@ def test_an_empty_marginal_is_refused_with_a_reason():
             plan_residuals(domain, workload, 1.0)
 
 
-def test_the_bases_memory_counts_each_size_once_and_the_largest_with_its_temporaries():
-    assert bases_bytes([1000, 3, 3, 1]) == 8 * (BASIS_ARRAYS_AT_PEAK * 1000**2 + 3**2)
+def test_the_bases_memory_counts_each_basis_once_and_the_largest_with_its_temporaries():
+    from dpgm.residuals import BASIS_KINDS, PREFIX_ARRAYS_AT_PEAK
+
+    # two attributes of one size may be in two bases (Helmert's, the cosine one); no
+    # more than BASIS_KINDS bases of one size exist, however many attributes have it
+    assert bases_bytes([1000, 3, 3, 1]) == 8 * (BASIS_ARRAYS_AT_PEAK * 1000**2 + 2 * 3**2)
+    assert bases_bytes([1000] + [3] * 5) == 8 * (BASIS_ARRAYS_AT_PEAK * 1000**2
+                                                 + BASIS_KINDS * 3**2)
+    assert bases_bytes([1000, 1000]) == 8 * (BASIS_ARRAYS_AT_PEAK + 1) * 1000**2
+    # the largest ranged attribute's prefix strategy while it is computed
+    assert bases_bytes([1000, 300], ranged=[300, 200]) == bases_bytes([1000, 300]) + (
+        8 * PREFIX_ARRAYS_AT_PEAK * 300**2)
     assert bases_bytes([1, 1]) == bases_bytes([]) == 0.0
 
 

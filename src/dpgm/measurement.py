@@ -142,10 +142,10 @@ def gram_matrix(factor: np.ndarray) -> np.ndarray | IdentityPlusOnes:
 
 #: the smallest factor worth applying as ``αI + β11ᵀ`` (below it a product is as quick)
 _SCALED_FROM = 8
-#: entries looked at a time when telling whether a matrix is ``αI + β11ᵀ``: a large
-#: attribute's Gram matrix would be the largest array of a fit, and a whole-matrix check
-#: would hold several more of its size
-_CHECK_BLOCK = 1 << 18
+#: entries of an attribute's n x n matrix made or looked at a time (telling whether a
+#: matrix is ``αI + β11ᵀ``, making a residual basis): a whole-matrix step would hold
+#: several arrays of the size of the largest array of a fit
+BLOCK_ENTRIES = 1 << 18
 
 
 def _identity_plus_ones(factor: np.ndarray) -> tuple[float, float] | None:
@@ -161,7 +161,7 @@ def _scaled_blocks(n: int, rows_of) -> tuple[float, float] | None:
     """``(α, β)`` where the ``n`` x ``n`` matrix whose rows ``rows_of(slice)`` gives (a new
     array each time) is ``αI + β11ᵀ`` up to rounding (a computed Gram matrix is one only
     so), else None; a block of rows at a time."""
-    step = max(1, _CHECK_BLOCK // n)
+    step = max(1, BLOCK_ENTRIES // n)
     alpha = beta = tolerance = 0.0
     for start in range(0, n, step):
         block = rows_of(slice(start, start + step))
@@ -172,7 +172,7 @@ def _scaled_blocks(n: int, rows_of) -> tuple[float, float] | None:
         diagonal = np.arange(block.shape[0])
         block[diagonal, start + diagonal] -= alpha
         block -= beta
-        if np.abs(block, out=block).max() > tolerance:
+        if not np.abs(block, out=block).max() <= tolerance:  # a NaN is not αI + β11ᵀ
             return None
     return alpha, beta
 

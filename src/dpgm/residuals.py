@@ -63,6 +63,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -71,7 +72,7 @@ import numpy as np
 
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
-from dpgm.measurement import KroneckerQuery, Measurement, is_sparse
+from dpgm.measurement import BLOCK_ENTRIES, KroneckerQuery, Measurement, is_sparse
 from dpgm.validation import integer, one_of
 from dpgm.workload import prefix_matrix
 
@@ -110,20 +111,35 @@ def _basis(size: int) -> np.ndarray:
 
 #: dense arrays of size² floats alive at once when an attribute of ``size`` values is
 #: measured through its residual basis and estimated (measured: a fit of AIM+RP or
-#: ResidualPlanner with one attribute of 600 to 3,000 values peaks at 2.1 to 3.3 size²
-#: floats: the basis, the cosine basis where the attribute is ordered, and the basis
-#: squared for the fit's step size; the estimation holds the basis's Gram matrix as two
-#: numbers, :class:`dpgm.measurement.IdentityPlusOnes`)
+#: ResidualPlanner with one attribute of 1,000 or 2,000 values, ordered or not, peaks at
+#: 2.1 to 2.2 size² floats: the basis, and the basis squared for the fit's step size;
+#: the estimation holds the basis's Gram matrix as two numbers,
+#: :class:`dpgm.measurement.IdentityPlusOnes`; the rest is room to spare)
 BASIS_ARRAYS_AT_PEAK = 4
+#: the residual bases one size can have at once: Helmert's and the cosine basis with and
+#: without a missing value's row (attributes of one size in one basis share it)
+BASIS_KINDS = 3
+#: size² floats alive at once while the prefix-range strategy of an attribute of
+#: ``size`` values is computed and its terms planned (measured: 11 traced, 14 in the
+#: process at 300 to 700 values; ``eigh``'s workspace is not traced)
+PREFIX_ARRAYS_AT_PEAK = 16
 
 
-def bases_bytes(sizes: Iterable[int]) -> float:
+def bases_bytes(sizes: Iterable[int], ranged: Iterable[int] = ()) -> float:
     """The memory the dense residual bases of attributes of ``sizes`` values take when
-    they are measured and estimated: each kept once, the largest with its temporaries."""
-    squares = sorted(float(n) ** 2 for n in set(sizes) if n > 1)
-    if not squares:
+    they are measured and estimated: each size's bases kept once (up to
+    ``BASIS_KINDS`` of them where several attributes have that size), the largest with
+    its temporaries; and the prefix-range strategy of the largest of the ``ranged``
+    attributes' sizes while it is computed."""
+    counts = Counter(int(n) for n in sizes if n > 1)
+    if not counts:
         return 0.0
-    return 8.0 * (BASIS_ARRAYS_AT_PEAK * squares[-1] + sum(squares[:-1]))
+    floats = sum(min(k, BASIS_KINDS) * float(n) ** 2 for n, k in counts.items())
+    floats += (BASIS_ARRAYS_AT_PEAK - 1) * float(max(counts)) ** 2
+    ranged = [int(n) for n in ranged if n > 1]
+    if ranged:
+        floats += PREFIX_ARRAYS_AT_PEAK * float(max(ranged)) ** 2
+    return 8.0 * floats
 
 
 def residual_basis(size: int) -> np.ndarray:
@@ -145,8 +161,14 @@ def _cosine(size: int, missing: bool) -> np.ndarray:
     values = size - 1 if missing else size
     rows = np.zeros((size - 1, size))
     # DCT-II rows 1…values-1: orthonormal, orthogonal to the all-ones vector, ordered
-    # from the slowest variation across the values to the fastest
-    rows[: values - 1, :values] = dct(np.eye(values), norm="ortho", axis=0)[1:]
+    # from the slowest variation across the values to the fastest. The transform of the
+    # identity, a block of its columns at a time: a whole one holds several n x n arrays
+    step = max(1, BLOCK_ENTRIES // values)
+    for start in range(0, values, step):
+        stop = min(start + step, values)
+        unit = np.zeros((values, stop - start))
+        unit[np.arange(start, stop), np.arange(stop - start)] = 1.0
+        rows[: values - 1, start:stop] = dct(unit, norm="ortho", axis=0)[1:]
     if missing:  # the missing value against the rest, orthogonal to every cosine row
         contrast = np.full(size, -1.0 / values)
         contrast[-1] = 1.0

@@ -74,11 +74,16 @@ def test_the_gram_matrix_of_a_residual_basis_or_a_sum_is_held_as_two_numbers(n):
         assert isinstance(found, IdentityPlusOnes)
         assert (found.alpha, found.beta) == (pytest.approx(alpha), pytest.approx(beta, abs=1e-15))
         np.testing.assert_allclose(np.asarray(found), factor.T @ factor, atol=1e-12)
-    # not αI + β11ᵀ, also where only the last block of rows differs: the dense product
-    for factor in [RNG.random((5, n)), np.vstack([_helmert(n), np.eye(n)[-1] * 1e-6])]:
+    # not αI + β11ᵀ, also where only the last block of rows differs or is not a number:
+    # the dense product
+    unknown = np.array(_helmert(n))
+    unknown[-1, -1] = np.nan
+    for factor in [RNG.random((5, n)), np.vstack([_helmert(n), np.eye(n)[-1] * 1e-6]),
+                   unknown]:
         found = gram_matrix(factor)
         assert isinstance(found, np.ndarray)
         np.testing.assert_allclose(found, factor.T @ factor)
+    assert KroneckerQuery([np.where(np.eye(n) > 0, np.nan, 1.0)])._scaled == [None]
 
 
 def test_a_kronecker_query_with_an_identity_plus_ones_factor_matches_the_dense_matrix():

@@ -132,8 +132,15 @@ def test_residual_bases_too_large_for_memory_are_refused_before_reading(mechanis
         with pytest.raises(ModelTooLargeError, match="'a' of 60,000 values"):
             ranged.check(domain, Workload([("a", "b")], numeric=["a"]))
     assert fitted.budget is None or not fitted.budget.ledger  # nothing spent
-    small = Domain(["a", "b", "c"], [300, 3, 4])  # 5.8 MB: planned
+    small = Domain(["a", "b", "c"], [300, 3, 4])  # 2.9 MB: planned
     cls(1.0, max_memory=bases_bytes([300, 3, 4])).check(small, [("b", "c"), ("a",)])
+    if mechanism == "residual-planner":  # a ranged attribute's strategy is counted too
+        from dpgm.workload import Workload
+
+        ranges = Workload([("a", "b")], numeric=["a"])
+        with pytest.raises(ModelTooLargeError, match="'a' of 300 values"):
+            cls(1.0, max_memory=bases_bytes([300, 3])).check(small, ranges)
+        cls(1.0, max_memory=bases_bytes([300, 3], ranged=[300])).check(small, ranges)
 
 
 def test_a_large_ranged_attribute_is_announced_before_its_strategy_is_computed():

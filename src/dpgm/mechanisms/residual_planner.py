@@ -93,17 +93,19 @@ def smallest_holders(workload: list[tuple[str, ...]],
     return holders
 
 
-def check_bases(mechanism: Mechanism, domain: Domain, attrs: Iterable[str]) -> None:
+def check_bases(mechanism: Mechanism, domain: Domain, attrs: Iterable[str],
+                ranged: Iterable[str] = ()) -> None:
     """Refuse, before any data are read, residual bases of ``attrs`` too large for the
     mechanism's ``max_memory``: each is a dense (n − 1) × n matrix, so its memory grows as
-    the square of the attribute's size."""
+    the square of the attribute's size; the prefix-range strategy of the ``ranged`` ones
+    as well."""
     sizes = {a: domain[a] for a in attrs}
     if not sizes:
         return
     largest = max(sizes, key=sizes.get)
+    needed = bases_bytes(sizes.values(), [domain[a] for a in ranged])
     mechanism.check_memory(f"the residual bases of {len(sizes)} attribute(s), the largest "
-                           f"{largest!r} of {sizes[largest]:,} values",
-                           bases_bytes(sizes.values()),
+                           f"{largest!r} of {sizes[largest]:,} values", needed,
                            alternative=f"give {largest!r} fewer values in the schema, or "
                            "use a mechanism that measures marginals directly (aim, mst)")
 
@@ -190,8 +192,8 @@ class ResidualPlanner(Mechanism):
         self._route(domain, workload)
         attrs = {a for c in workload.cliques for a in c}
         # first: a prefix strategy too large to hold would take hours before the refusal
-        check_bases(self, domain, attrs)
         ranged = attrs & workload.numeric
+        check_bases(self, domain, attrs, ranged)
         for size in sorted({domain[a] for a in ranged}):
             if size > SLOW_STRATEGY_SIZE and not prefix_strategy_cached(size):
                 names = ", ".join(repr(a) for a in sorted(ranged) if domain[a] == size)
