@@ -76,7 +76,7 @@ def test_the_basis_is_orthonormal_and_orthogonal_to_the_ones():
 
 @pytest.mark.parametrize("missing", [False, True])
 def test_the_ordered_basis_is_a_residual_basis_with_the_same_sensitivity(missing):
-    for n in (1, 2, 3, 5, 16, 17):
+    for n in (1, 2, 3, 5, 16, 17, 700):  # 700: made in several blocks of columns
         basis = ordered_basis(n, missing)
         assert basis.shape == (max(n - 1, 0), n)
         np.testing.assert_allclose(np.ones((n, n)) / n + basis.T @ basis, np.eye(n), atol=1e-12)
@@ -84,6 +84,15 @@ def test_the_ordered_basis_is_a_residual_basis_with_the_same_sensitivity(missing
         np.testing.assert_allclose((basis**2).sum(axis=0), (n - 1) / n, atol=1e-12)
         check_residual_basis("x", basis, n)
         assert frequency_bands(n, missing).shape == (max(n - 1, 0),)
+
+
+def test_the_ordered_basis_made_in_blocks_is_the_cosine_transform_of_the_identity():
+    from scipy.fft import dct
+
+    n = 700  # several blocks of columns
+    whole = dct(np.eye(n), norm="ortho", axis=0)[1:]
+    np.testing.assert_array_equal(ordered_basis(n), whole)
+    np.testing.assert_array_equal(ordered_basis(n + 1, missing=True)[:-1, :-1], whole)
 
 
 def test_the_ordered_basis_puts_a_smooth_table_in_its_first_rows():
