@@ -136,3 +136,8 @@ def test_the_loss_on_residual_measurements_matches_the_dense_query_and_holds_no_
     assert value == pytest.approx(expected_value)
     np.testing.assert_allclose(grad, expected_grad, rtol=1e-9, atol=1e-9)
     assert loss.value(point) == pytest.approx(expected_value)
+    other = RNG.random(loss.size) * 5
+    change = point - other
+    expected_divergence = sum(0.5 * float(np.sum((m.query @ change) ** 2)) / m.std**2
+                              for m in measurements)
+    assert loss.divergence(point, other, loss(other)[1]) == pytest.approx(expected_divergence)

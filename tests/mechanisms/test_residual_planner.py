@@ -143,6 +143,26 @@ def test_residual_bases_too_large_for_memory_are_refused_before_reading(mechanis
         cls(1.0, max_memory=bases_bytes([300, 3], ranged=[300])).check(small, ranges)
 
 
+def test_a_fit_stays_within_the_memory_its_bases_are_counted_for():
+    """The count that refuses too large a domain before reading is an upper bound on what
+    a fit holds (a fit held 8 n² floats when it was counted as 4 n²)."""
+    import tracemalloc
+
+    from dpgm.residuals import bases_bytes
+
+    domain = Domain(["a", "b"], [600, 3])
+    data = sample_data(domain, 3000, seed=1)
+    ResidualPlanner(1.0, iters=5).fit(data, [("a", "b")], rng=0)  # imports, caches
+    from dpgm import residuals
+
+    residuals._basis.cache_clear()
+    tracemalloc.start()
+    ResidualPlanner(1.0, iters=20).fit(data, [("a", "b")], rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert 8 * 600**2 < peak < bases_bytes(domain.shape)
+
+
 def test_a_large_ranged_attribute_is_announced_before_its_strategy_is_computed():
     """Planning prefix ranges of many values takes a while: a line says so first (the
     plan reads public facts only), once for attributes of one size; a small one plans
