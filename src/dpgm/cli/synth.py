@@ -152,10 +152,11 @@ def fit_checked(args: argparse.Namespace, *, sample: bool):
     given = given_values(args.given, schema, domain) if sample else {}
     workload = None if args.workload is None else Workload.load(args.workload).check(domain)
     if workload is not None and not mechanism.uses_workload:
-        from dpgm.mechanisms.base import workload_mechanisms
+        from dpgm.mechanisms.base import mechanisms_that
 
+        choices = ", ".join(mechanisms_that("uses_workload"))
         raise ParameterError(f"--mechanism {args.mechanism} measures no workload; drop "
-                             f"--workload, or choose {', '.join(workload_mechanisms())}")
+                             f"--workload, or choose {choices}")
     mechanism.check(domain, workload, zeros=schema.forbidden if schema else (),
                     refine=schema.refinements() if schema else None)
     if sample:

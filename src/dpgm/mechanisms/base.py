@@ -398,7 +398,7 @@ class Mechanism:
             raise ParameterError(
                 f"{type(self).__name__} measures no workload (it chooses what it measures "
                 "itself), so the workload given would be ignored: drop it, or use a "
-                f"mechanism that measures one ({', '.join(workload_mechanisms())})")
+                f"mechanism that measures one ({', '.join(mechanisms_that('uses_workload'))})")
         refinement = self.refinement(domain, refine)
         if refinement is not None:
             # the default workload at the coarse level, each refined one-way at the fine
@@ -428,7 +428,7 @@ class Mechanism:
                 f"{type(self).__name__} plans for the workload's marginals; the prefix "
                 f"ranges over {', '.join(map(repr, ranged))} are answered from them, not "
                 f"planned for (the mechanisms that plan for ranges: "
-                f"{', '.join(range_mechanisms())})")
+                f"{', '.join(mechanisms_that('plans_ranges'))})")
         self.plan(domain, checked)
         return checked
 
@@ -530,18 +530,13 @@ class CliqueModelMechanism(Mechanism):
         )
 
 
-def workload_mechanisms() -> list[str]:
-    """The registered synthesizers that measure a workload (by command-line name)."""
+def mechanisms_that(capability: str) -> list[str]:
+    """The registered synthesizers (by command-line name) whose class attribute
+    ``capability`` is true: ``"uses_workload"`` (they measure a workload),
+    ``"plans_ranges"`` (they plan for a workload's prefix ranges)."""
     from dpgm.mechanisms import REGISTRY
 
-    return [name for name, cls in REGISTRY.items() if cls.uses_workload]
-
-
-def range_mechanisms() -> list[str]:
-    """The registered synthesizers that plan for a workload's prefix ranges."""
-    from dpgm.mechanisms import REGISTRY
-
-    return [name for name, cls in REGISTRY.items() if cls.plans_ranges]
+    return [name for name, cls in REGISTRY.items() if getattr(cls, capability)]
 
 
 def _recording_arguments(init: Callable) -> Callable:
