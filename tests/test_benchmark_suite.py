@@ -343,3 +343,23 @@ def test_the_dedicated_release_bounds_every_record_and_its_noise_is_as_stated():
     assert not spread == pytest.approx(np.full(2, 0.005), rel=0.1)
     with pytest.raises(ValueError, match="OLS"):
         dedicated.scaling(schema, LOGIT)
+
+
+def test_the_kept_logs_are_the_suites_runs_on_its_grid():
+    """Every line of the grid's logs kept in the repository is a run of a known system on
+    a suite table, at one of the grid's ε and seeds, with its status; a finished run has
+    TV scores in [0, 1]; each file holds the system and table its name says."""
+    from benchmarks.suite import plot
+    from benchmarks.suite.summary import read_runs
+
+    logs = sorted((ROOT / "benchmarks" / "suite" / "results").glob("*.jsonl"))
+    assert logs, "the grid's logs are missing"
+    for log in logs:
+        for run in read_runs([log]):
+            assert log.stem == f"{run['system']}-{run['table']}", log.name
+            assert run["system"] in plot.SYSTEM_LABELS
+            assert run["table"] in tables.ALL_TABLES
+            assert float(run["epsilon"]) in (0.3, 1.0, 3.0) and run["seed"] in range(5)
+            assert run["status"]
+            if run["status"] == "ok":
+                assert all(0.0 <= run[k] <= 1.0 for k in ("tv1", "tv2", "tv3")), run
