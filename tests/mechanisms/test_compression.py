@@ -104,6 +104,94 @@ def test_attribute_without_measurement_is_kept():
     assert compression.compressed == Domain(["a", "b"], [3, 2])
 
 
+@pytest.mark.parametrize("missing_last", [False, True])
+def test_ordered_values_merge_run_by_run_in_their_place(missing_last):
+    domain = Domain(["x", "y"], [9, 4])
+    #           rare rare kept  kept rare kept rare rare | rare (a missing value, or a bin)
+    values = np.array([1.0, 2.0, 100.0, 50.0, 1.0, 60.0, 2.0, 3.0, 4.0])
+    one_way = [Measurement(("x",), values, 10.0), Measurement(("y",), [1.0, 90.0, 2.0, 3.0], 10.0)]
+    compression, (x, y) = DomainCompression.from_one_way(
+        domain, one_way, ordered={"x": missing_last})
+
+    runs = [0, 0, 1, 2, 3, 4, 5, 5, 6] if missing_last else [0, 0, 1, 2, 3, 4, 5, 5, 5]
+    np.testing.assert_array_equal(compression.mappings["x"], runs)
+    np.testing.assert_allclose(x.values, np.bincount(runs, weights=values))
+    np.testing.assert_allclose(x.std**2, 100.0 * np.bincount(runs))
+    # an attribute not ordered: its rare values share its last code, as before
+    np.testing.assert_array_equal(compression.mappings["y"], [1, 0, 1, 1])
+    np.testing.assert_allclose(y.values, [90.0, 6.0])
+    # every merged code stands for neighbouring values, drawn uniformly among them
+    codes = np.repeat(np.arange(compression.compressed["x"]), 2000)
+    decoded = compression.decode("x", codes, np.random.default_rng(0))
+    np.testing.assert_array_equal(compression.mappings["x"][decoded], codes)
+    seen = np.bincount(decoded, minlength=9)
+    expected = 2000.0 / np.bincount(runs)[runs]
+    assert np.all(np.abs(seen - expected) < 5 * np.sqrt(expected))
+
+
+def test_together_merges_only_values_rare_as_a_group():
+    domain = Domain(["x", "y", "z"], [6, 4, 4])
+    # x, ordered: a run of three bins each under 3 std (30) but 75 together (over 3·sqrt(3)
+    # std = 52) stays apart; the run of two at the end (5 together, under 42) merges
+    x = [25.0, 25.0, 25.0, 100.0, 2.0, 3.0]
+    # y, not ordered: its rare values sum to 80 (over 3·sqrt(3) std): none merged; z's to
+    # 20: merged
+    y, z = [100.0, 28.0, 27.0, 25.0], [100.0, 10.0, 5.0, 5.0]
+    one_way = [Measurement((a,), v, 10.0) for a, v in zip("xyz", [x, y, z])]
+    compression, _ = DomainCompression.from_one_way(
+        domain, one_way, ordered={"x": False}, together=True)
+    np.testing.assert_array_equal(compression.mappings["x"], [0, 1, 2, 3, 4, 4])
+    np.testing.assert_array_equal(compression.mappings["y"], [0, 1, 2, 3])
+    np.testing.assert_array_equal(compression.mappings["z"], [0, 1, 1, 1])
+    # one by one (the default), each rare value merges
+    apart, _ = DomainCompression.from_one_way(domain, one_way, ordered={"x": False})
+    np.testing.assert_array_equal(apart.mappings["x"], [0, 0, 0, 1, 2, 2])
+    np.testing.assert_array_equal(apart.mappings["y"], [0, 1, 1, 1])
+
+
+def test_attributes_kept_whole_stay_whole_ordered_or_not():
+    domain = Domain(["x", "y"], [3, 3])
+    one_way = [Measurement((a,), [0.0, 100.0, 0.0], 10.0) for a in domain.attrs]
+    compression, restated = DomainCompression.from_one_way(
+        domain, one_way, keep={"x", "y"}, ordered={"x": False})
+    assert compression.compressed == domain
+    assert all(r is m for r, m in zip(restated, one_way))
+
+
+def test_records_on_the_compressed_domain_are_read_on_the_original_one():
+    from dpgm.models import RecordsModel
+
+    domain = Domain(["x", "y"], [6, 2])
+    one_way = [Measurement(("x",), [0.0, 0.0, 100.0, 100.0, 0.0, 0.0], 10.0),
+               Measurement(("y",), [100.0, 100.0], 10.0)]
+    compression, _ = DomainCompression.from_one_way(domain, one_way, ordered={"x": False})
+    small = compression.compressed
+    assert small["x"] == 4
+    records = np.column_stack([np.tile(np.arange(4), 500), np.repeat([0, 1], 1000)])
+    model = compression.on_original(RecordsModel(small, records, total=1234.0), 10**9, rng=0)
+    assert isinstance(model, RecordsModel) and model.domain == domain
+    assert model.total == 1234.0
+    np.testing.assert_array_equal(compression.mappings["x"][model.records[:, 0]], records[:, 0])
+    np.testing.assert_array_equal(model.records[:, 1], records[:, 1])
+    # the code of values 0-1 (and of 4-5) splits its 500 records between them
+    counts = np.bincount(model.records[:, 0], minlength=6)
+    assert counts[2] == counts[3] == 500 and counts[0] + counts[1] == 500
+    assert 150 < counts[0] < 350 and 150 < counts[4] < 350
+
+
+def test_a_model_too_large_to_expand_stays_compressed():
+    from dpgm.models import CompressedModel
+
+    domain = Domain(["x", "y"], [4, 3])
+    compression, _ = DomainCompression.from_one_way(
+        domain, [Measurement(("x",), [100.0, 0.0, 0.0, 100.0], 1.0)])
+    model = MarkovRandomField(compression.compressed, {("x", "y"): np.zeros((3, 3))}, 10.0)
+    assert isinstance(compression.on_original(model, 10**6), MarkovRandomField)
+    kept = compression.on_original(model, 5)
+    assert isinstance(kept, CompressedModel)
+    np.testing.assert_allclose(kept.marginal(("x",)), [10 / 3, 10 / 6, 10 / 6, 10 / 3])
+
+
 # -- apply -------------------------------------------------------------------------------
 def test_apply_recodes_records_and_keeps_weights():
     domain = Domain(["x", "y"], [5, 3])

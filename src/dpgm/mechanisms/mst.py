@@ -138,10 +138,9 @@ class MST(Mechanism):
         self.measurements = one_way + two_way
 
         fitted = self.estimate(compression.compressed, self.measurements, iters=self.iters)
-        if compression.expanded_cells(fitted) <= DEFAULT_MAX_CELLS:
-            model = compression.expand(fitted)
-        else:  # a decision on the noisy compression: post-processing
-            model = CompressedModel(compression, fitted)
+        # expanded where it fits: a decision on the noisy compression, post-processing
+        model = compression.on_original(fitted, DEFAULT_MAX_CELLS)
+        if isinstance(model, CompressedModel):
             self._say("the model stays on the compressed domain (expanded, it would not fit)")
         self._say(
             f"estimated the model: {len(fitted.tree.cliques)} cliques, total≈{fitted.total:.0f}"

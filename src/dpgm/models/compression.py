@@ -23,6 +23,7 @@ from dpgm.measurement import KroneckerQuery, MeasuredFit, Measurement, dense_que
 from dpgm.memory import cells
 from dpgm.models.base import ModelBase
 from dpgm.models.markov_random_field import MarkovRandomField
+from dpgm.models.records import RecordsModel
 from dpgm.random import RngLike, as_generator
 
 
@@ -55,37 +56,52 @@ class DomainCompression:
         one_way: Sequence[Measurement],
         sigmas: float = 3.0,
         keep: Iterable[str] = (),
+        ordered: Mapping[str, bool] | None = None,
+        together: bool = False,
     ) -> tuple[DomainCompression, list[Measurement]]:
         """Merge, per attribute, the values whose noisy count is below ``sigmas`` noise stds.
 
-        Attributes in ``keep`` (those of structural zeros, a public fact) are left whole.
-        Returns the compression and the one-way measurements restated on the compressed
-        domain (a merged value's answer is the sum of its parts, with the summed variance).
+        The rare values of an attribute share one code, its last. An attribute in
+        ``ordered`` (``{attribute: whether its last value is the missing one}``: the
+        schema's numeric bins, say) keeps its order instead: each run of consecutive rare
+        values becomes one value in its place (neighbouring bins joined into a wider one),
+        and a missing value keeps a code of its own. Attributes in ``keep`` (those of
+        structural zeros, a public fact) are left whole. Returns the compression and the
+        one-way measurements restated on the compressed domain (a merged value's answer
+        is the sum of its parts, with the summed variance).
         """
+        ordered = {} if ordered is None else ordered
         mappings: dict[str, np.ndarray] = {}
-        sizes: dict[str, int] = {}
         restated = []
         for m in one_way:
             (attr,) = m.clique
             std = np.broadcast_to(np.asarray(m.std, dtype=np.float64), m.values.shape)
             kept = m.values >= sigmas * std
-            if kept.all() or attr in keep:
+            if attr in keep:
+                kept[:] = True
+            if attr in ordered:
+                codes = _runs_merged(kept, missing_last=ordered[attr])
+                if together:
+                    codes = _rare_runs_only(codes, m.values, std, sigmas, ordered[attr])
+            else:
+                if together and not kept.all():
+                    rare = ~kept
+                    if m.values[rare].sum() >= sigmas * np.sqrt(np.sum(std[rare] ** 2)):
+                        kept[:] = True
+                codes = np.full(domain[attr], int(kept.sum()))  # rare values: the last code
+                codes[kept] = np.arange(int(kept.sum()))
+            size = int(codes.max()) + 1
+            if size == domain[attr]:
                 mappings[attr] = np.arange(domain[attr])
-                sizes[attr] = domain[attr]
                 restated.append(m)
                 continue
-            codes = np.full(domain[attr], int(kept.sum()))  # rare values share the last code
-            codes[kept] = np.arange(int(kept.sum()))
             mappings[attr] = codes
-            sizes[attr] = int(kept.sum()) + 1
-            values = np.append(m.values[kept], m.values[~kept].sum())
-            stds = np.append(std[kept], np.sqrt(np.sum(std[~kept] ** 2)))
+            values = np.bincount(codes, weights=m.values, minlength=size)
+            stds = np.sqrt(np.bincount(codes, weights=std**2, minlength=size))
             restated.append(Measurement((attr,), values, stds))
         for attr in domain.attrs:
-            if attr not in mappings:
-                mappings[attr] = np.arange(domain[attr])
-                sizes[attr] = domain[attr]
-        compressed = Domain(domain.attrs, [sizes[a] for a in domain.attrs])
+            mappings.setdefault(attr, np.arange(domain[attr]))
+        compressed = Domain(domain.attrs, [int(mappings[a].max()) + 1 for a in domain.attrs])
         return cls(domain, compressed, mappings), restated
 
     def apply(self, data: CountingSource) -> CountingSource:
@@ -126,6 +142,22 @@ class DomainCompression:
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         picks = starts[codes] + np.floor(rng.random(codes.shape) * counts[codes]).astype(np.int64)
         return order[np.minimum(picks, starts[codes] + counts[codes] - 1)]
+
+    def on_original(self, model: MarkovRandomField | RecordsModel, max_cells: float,
+                    rng: RngLike = None) -> ModelBase:
+        """A model fitted on the compressed domain, read on the original one: a Markov
+        random field expanded (:meth:`expand`) where its tables on the original domain
+        have at most ``max_cells`` cells, else a :class:`CompressedModel`; records with
+        each code replaced by a value it stands for, drawn with ``rng``."""
+        if isinstance(model, RecordsModel):
+            gen = as_generator(rng)
+            records = np.column_stack(
+                [self.decode(a, model.records[:, k], gen) for k, a in enumerate(
+                    self.original.attrs)]) if len(model.records) else model.records
+            return RecordsModel(self.original, records, model.total)
+        if self.expanded_cells(model) <= max_cells:
+            return self.expand(model)
+        return CompressedModel(self, model)
 
     def expand(self, model: MarkovRandomField) -> MarkovRandomField:
         """The model on the original domain, uniform within every merged value."""
@@ -173,6 +205,37 @@ class DomainCompression:
         else:
             query = dense_query(query) @ KroneckerQuery(sums).dense()
         return Measurement(clique, measurement.values, measurement.std, query)
+
+
+def _runs_merged(kept: np.ndarray, missing_last: bool) -> np.ndarray:
+    """Codes for an ordered attribute's values: one per kept value and one per run of
+    consecutive values not kept, in order; a last (missing) value keeps its own code."""
+    ordinary = kept[:-1] if missing_last else kept
+    # a value starts a new code unless it and the value before it are both merged
+    starts = np.ones(ordinary.size, dtype=bool)
+    starts[1:] = ordinary[1:] | ordinary[:-1]
+    codes = np.cumsum(starts) - 1
+    if missing_last:
+        codes = np.append(codes, codes[-1] + 1 if codes.size else 0)
+    return codes
+
+
+def _rare_runs_only(codes: np.ndarray, values: np.ndarray, std: np.ndarray, sigmas: float,
+                    missing_last: bool) -> np.ndarray:
+    """``codes`` with each merged run split back into its values unless the run's summed
+    noisy count is below ``sigmas`` of its summed noise std (rare together)."""
+    out = np.empty_like(codes)
+    next_code = 0
+    for code in range(int(codes.max()) + 1):
+        members = np.flatnonzero(codes == code)
+        total = values[members].sum()
+        if members.size > 1 and total >= sigmas * np.sqrt(np.sum(std[members] ** 2)):
+            out[members] = next_code + np.arange(members.size)
+            next_code += members.size
+        else:
+            out[members] = next_code
+            next_code += 1
+    return out
 
 
 class CompressedModel(ModelBase):
