@@ -12,6 +12,7 @@ from dpgm import Dataset, Domain
 from dpgm.errors import DpgmError, ModelTooLargeError, ParameterError
 from dpgm.mechanisms import AIMResidual
 from dpgm.models import RecordsModel
+from dpgm.privacy.quiet import on_records
 from dpgm.residuals import residual_subset
 from dpgm.workload import Workload
 
@@ -447,3 +448,114 @@ def test_the_records_fit_is_told_the_expected_squared_noise_of_its_targets(data,
     assert len(noise) == 1  # public: the plan's, the same for every draw
     # 40 draws of a sum over 44 cells of squared noise: within 10% of its mean
     assert np.mean(squared) == pytest.approx(noise.pop(), rel=0.1)
+
+
+# -- rare values merged (compress=True, the default) -------------------------------------------
+def _numeric_table(n: int = 3000):
+    """x's bins of 0-30 and 60-100 are empty, y's last bin is; g never takes c or d."""
+    import pandas as pd
+
+    from dpgm.schema import Schema
+
+    schema = Schema.from_json({"columns": {
+        "x": {"kind": "numeric", "lower": 0, "upper": 100, "bins": 10, "integer": True},
+        "y": {"kind": "numeric", "lower": 0, "upper": 10, "bins": 5, "nullable": True},
+        "g": {"kind": "categorical", "labels": ["a", "b", "c", "d"]},
+        "h": {"kind": "categorical", "labels": ["u", "v"]}}})
+    rng = np.random.default_rng(4)
+    x = rng.integers(30, 60, n)
+    y = np.clip((x - 30) / 4 + rng.normal(0, 1, n), 0, 7.9)
+    frame = pd.DataFrame({"x": x, "y": y, "g": np.where(x < 45, "a", "b"),
+                          "h": rng.choice(["u", "v"], n)})
+    frame.loc[::10, "y"] = np.nan
+    return frame, schema
+
+
+@pytest.mark.parametrize("estimator", ["pgm", "records"])
+def test_rare_bins_are_merged_and_the_model_answers_on_the_schemas_domain(estimator):
+    from dpgm.mechanisms.aim_residual import RARE_LABEL, RARE_SHARE
+
+    frame, schema = _numeric_table()
+    domain = schema.domain
+    # one_shot_cells=1: the workload counts as too large for the one-shot model
+    mechanism = AIMResidual(1.0, estimator=estimator, one_shot_cells=1, rounds=8,
+                            round_iters=10, iters=50)
+    model = mechanism.fit(frame, schema=schema, rng=0)
+    compression = mechanism.compression
+    x = compression.mappings["x"]
+    assert np.all(np.diff(x) >= 0) and x[2] < x[3] < x[4] < x[5] < x[6]  # full bins apart
+    assert compression.compressed["x"] < domain["x"]
+    # y's missing value keeps its own last code; categorical columns are never merged
+    assert np.sum(compression.mappings["y"] == compression.compressed["y"] - 1) == 1
+    assert compression.compressed["g"] == 4 and compression.compressed["h"] == 2
+    # the ordered columns' one-way marginals are charged first, RARE_SHARE of the budget
+    rho = mechanism.budget.total
+    first = mechanism.budget.ledger[0]
+    assert first.label == RARE_LABEL and first.rho == pytest.approx(RARE_SHARE * rho)
+    assert sum(e.rho for e in mechanism.budget.ledger) == pytest.approx(rho, rel=1e-12)
+    # the model is read on the schema's domain, each merged bin's share spread evenly
+    # (records: each drawn among the bins its code stands for)
+    assert model.domain == domain
+    counts = model.marginal(("x",))
+    if estimator == "pgm":
+        for code in range(compression.compressed["x"]):
+            np.testing.assert_allclose(counts[x == code], counts[x == code][0])
+    assert counts[:3].sum() + counts[6:].sum() < 0.03 * counts.sum()
+    with on_records():
+        real = schema.encode(frame)
+    truth = real.marginal(("x", "g")) / len(real)
+    assert 0.5 * np.abs(model.marginal(("x", "g")) / model.total - truth).sum() < 0.05
+    synthetic = model.synthetic_data(500, rng=0)
+    assert synthetic["x"].between(0, 100).all()
+
+
+def test_no_merging_without_compress_an_ordered_column_or_a_large_workload(data):
+    from dpgm.mechanisms.aim_residual import RARE_LABEL
+
+    frame, schema = _numeric_table()
+    runs = [(frame, schema, {"compress": False, "one_shot_cells": 1}),
+            # the workload fits the one-shot model: every pair measured finely
+            (frame, schema, {}),
+            # no schema, so no ordered column
+            (data, None, {"one_shot_cells": 1})]
+    for table, table_schema, options in runs:
+        mechanism = AIMResidual(1.0, rounds=8, round_iters=5, iters=20, **options)
+        mechanism.fit(table, schema=table_schema, rng=0)
+        assert mechanism.compression is None
+        assert all(e.label != RARE_LABEL for e in mechanism.budget.ledger)
+    refined = AIMResidual(1.0, estimator="pgm", one_shot_cells=1, rounds=8, round_iters=5,
+                          iters=10)
+    refined.fit(frame, schema=schema, refine={"x": 2}, rng=0)
+    assert refined.compression is None
+
+
+@pytest.mark.parametrize("compress", [1, "yes", None])
+def test_compress_is_true_or_false(compress):
+    with pytest.raises(ParameterError, match="compress"):
+        AIMResidual(1.0, compress=compress)
+
+
+def test_ordered_columns_keep_their_order_when_their_rare_bins_merge():
+    from schema_helpers import SPEC, raw_table
+
+    from dpgm.schema import Schema
+
+    schema = Schema.from_json(SPEC)
+    frame = raw_table(3000)
+    frame["age"] = frame["age"] % 30 + 35  # the bins of ages 0-30 and 70-100 are empty
+    mechanism = AIMResidual(1.0, selection_share=0.0, one_shot_cells=1, iters=20)
+    model = mechanism.fit(frame, schema=schema, rng=0)
+    compression = mechanism.compression
+    for attr, missing in mechanism.ordered_attributes(schema.domain).items():
+        codes = compression.mappings[attr]
+        ordinary = codes[:-1] if missing else codes
+        assert np.all(np.diff(ordinary) >= 0), attr  # runs merged in place
+        if missing:  # the missing value keeps a code of its own, the last
+            assert codes[-1] == compression.compressed[attr] - 1
+            assert np.sum(codes == codes[-1]) == 1
+    ages = compression.mappings["age"]
+    # ages 40-60 fill two bins, kept apart; some of the empty bins merged
+    assert ages[3] < ages[4] < ages[5] < ages[6]
+    assert compression.compressed["age"] < schema.domain["age"]
+    synthetic = model.synthetic_data(1000, rng=0)
+    assert synthetic["age"].between(0, 100).all()

@@ -16,6 +16,24 @@ measuring every workload marginal would not give: ``selection_share="auto"`` (th
 default) then skips AIM and spends the whole budget on the plan over the workload, and
 otherwise gives AIM :data:`SELECTION_SHARE`. The switch reads public facts only.
 
+**Rare values** (``compress=True``, the default). Where the workload is too large for the
+one-shot model and the schema orders some columns (numeric and datetime bins), the run
+first spends :data:`RARE_SHARE` of ρ on those columns' one-way marginals and merges each
+one's rare bins (:class:`~dpgm.models.compression.DomainCompression`, as MST and dpmm's
+AIM do with every value): a run of neighbouring bins whose noisy counts are each below
+:data:`RARE_SIGMAS` noise standard deviations, and whose sum is below as many of its own,
+becomes one wider bin in its place, so that the column stays ordered; a missing value
+keeps its own code. Every later step works on the merged domain, where each pair table
+has fewer, fuller cells, and the model is read back on the data's domain, uniform within
+each merged bin (records: each drawn among the bins its code stands for); the one-way
+answers join the Private-PGM fit. A schema's documented ranges leave bins all but empty
+(the suite's diamonds: 9 of carat's 16 bins hold fewer than 30 of 53,940 records), and
+merging them is what gives dpmm's AIM its edge over the reference there. Categorical values are never merged (their rare labels are not alike:
+on the suite's network samples merging them cost up to 25%), nor anything where the
+one-shot model fits (every pair is measured finely there, and the cosine basis already
+smooths sparse tails), where a column is refined, or on a structural zero's attributes
+(docs/benchmarks.md, idea 40). All of these are public facts.
+
 **Denoising** (``denoise=True``, the default). The schema's ordered columns (numeric and
 datetime bins) are measured in the cosine residual basis
 (:func:`dpgm.residuals.ordered_basis`), which puts a smooth table's weight in its first
@@ -73,7 +91,12 @@ their triples matter (Child at ε = 1, Alarm at ε = 2 and 3) and GSS at ε = 1:
 docs/benchmarks.md.
 
 **Privacy accounting** (ρ-zCDP with ρ = cdp_rho(ε, δ), reported as (ε, δ); neighbours
-differ by adding or removing one record). Where ``"auto"`` measures the record count, that
+differ by adding or removing one record). Where rare values are merged, the k ordered
+columns' one-way marginals are Gaussian measurements of L2 sensitivity 1 each (a record
+is one cell of each), with σ = sqrt(k/(2·RARE_SHARE·ρ)): RARE_SHARE·ρ in all; the merged
+domain, and every choice made from it (the route's below included), is post-processing
+of those answers, and ρ below is what is left. Where
+``"auto"`` measures the record count, that
 count is a Gaussian measurement of sensitivity 1 costing :data:`COUNT_SHARE`·ρ, and ρ below
 is the rest; the route is chosen from the released count and public facts
 (post-processing). AIM spends ``selection_share``·ρ, accounted as
@@ -93,6 +116,7 @@ from itertools import combinations
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
+from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.records import fit_records, forest_pairs, most_sweeps, tree_records
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
@@ -100,8 +124,9 @@ from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
 from dpgm.mechanisms.residual_planner import check_bases, measure_residuals
 from dpgm.memory import CELL_BYTES
+from dpgm.models.compression import DomainCompression
 from dpgm.models.records import RecordsModel
-from dpgm.privacy.measure import measure_record_count
+from dpgm.privacy.measure import measure_marginals, measure_record_count
 from dpgm.random import Randomness
 from dpgm.residuals import (
     LOSSES,
@@ -133,6 +158,13 @@ COUNT_LABEL = "record count (the route)"
 RECORDS_SIGNAL = 0.00125
 #: the factor on the one-shot plan's record count and one-way answers in the final fit
 LOW_ORDER_WEIGHT = 10.0
+#: the share of the budget spent on the one-way marginals that decide which rare values
+#: are merged (``compress=True``)
+RARE_SHARE = 0.05
+#: a value is rare where its noisy count is below this many noise standard deviations
+RARE_SIGMAS = 1.0
+#: the ledger's label of those one-way marginals
+RARE_LABEL = "one-way marginals (rare values)"
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
 #: refused before the data are read
 MIN_FITTED_RECORDS = 1_000
@@ -145,7 +177,7 @@ class AIMResidual(Mechanism):
     budget; ``loss``: the plan's (``"sum"`` or ``"max"`` of the cell variances, or
     ``"error"``, see :func:`~dpgm.residuals.plan_residuals`);
     ``denoise``: ordered columns in the cosine basis and residuals shrunk before
-    estimation; the other options are AIM's.
+    estimation; ``compress``: rare values merged first; the other options are AIM's.
     """
 
     privacy = "zcdp"
@@ -163,6 +195,7 @@ class AIMResidual(Mechanism):
         one_shot_cells: int = ONE_SHOT_CELLS,
         loss: str = "sum",
         denoise: bool = True,
+        compress: bool = True,
         rounds: int | None = None,
         alpha: float = 0.9,
         max_model_size: float = DEFAULT_MODEL_SIZE,
@@ -184,6 +217,7 @@ class AIMResidual(Mechanism):
         self.one_shot_cells = integer("one_shot_cells", one_shot_cells, least=1)
         self.loss = one_of("loss", loss, LOSSES)
         self.denoise = flag("denoise", denoise)
+        self.compress = flag("compress", compress)
         self.iters = integer("iters", iters, least=1)
         self._aim_options = dict(rounds=rounds, alpha=alpha, max_model_size=max_model_size,
                                  max_cells=max_cells, round_iters=round_iters, iters=iters)
@@ -196,6 +230,8 @@ class AIMResidual(Mechanism):
         self.residual_plan = None
         #: the estimator this run took ("pgm" or "records"; see ``estimator="auto"``)
         self.route: str | None = None
+        #: the rare values merged (``compress``), or None
+        self.compression: DomainCompression | None = None
 
     def _selector(self, rho: float) -> AIM:
         return AIM(rho=rho, delta=self.delta, max_memory=self.max_memory,
@@ -213,8 +249,12 @@ class AIMResidual(Mechanism):
             return float(self.selection_share)
         if self.estimator == "records":
             return 0.0
-        small = TreeSizes(domain).cells(workload.cliques) <= self.one_shot_cells
-        return 0.0 if small else SELECTION_SHARE
+        return 0.0 if self.fits_one_shot(domain, workload) else SELECTION_SHARE
+
+    def fits_one_shot(self, domain: Domain, workload: Workload) -> bool:
+        """Whether the workload's junction tree has at most ``one_shot_cells`` cells (a
+        public fact)."""
+        return TreeSizes(domain).cells(workload.cliques) <= self.one_shot_cells
 
     def may_estimate_with_pgm(self) -> bool:
         """``"pgm"``, and ``"auto"`` (which takes Private-PGM wherever records cannot)."""
@@ -301,11 +341,59 @@ class AIMResidual(Mechanism):
             self.check_tables(domain, workload.cliques, "the workload's marginals")
 
     def _fit(self, data: Dataset, workload: Workload, randomness: Randomness):
-        budget, domain = self.budget, data.domain
+        budget = self.budget
         # AIM spends from its own budget, included in this run's afterwards: refuse here,
         # before AIM reads anything, where this run's ledger cannot take it all
         budget.require(budget.total, "AIM+RP")
-        route, available, counted, one_shot = self.estimator, budget.total, [], None
+        # the ordered attributes are read off the schema on the data's domain; merging
+        # keeps their order (and their codes' kinds), so they stay ordered after it
+        ordered = self.ordered_attributes(data.domain)
+        available, rare = budget.total, []
+        if self.merges_rare(data.domain, workload):
+            rare = self._merge_rare(data, ordered, RARE_SHARE * budget.total, randomness)
+            available -= RARE_SHARE * budget.total
+            data = self.compression.apply(data)
+        model = self._fit_merged(data, workload, randomness, available, rare,
+                                 ordered if self.denoise else {})
+        if self.compression is None:
+            return model
+        # a model of the merged values, read on the data's domain (post-processing)
+        return self.compression.on_original(model, DEFAULT_MAX_CELLS, randomness.other)
+
+    def merges_rare(self, domain: Domain, workload: Workload) -> bool:
+        """Whether ``fit`` merges rare values (public facts only): ``compress``, an ordered
+        column (only those are merged), no refined column, and a workload too large for
+        the one-shot model (where it fits, every pair is measured finely enough that
+        merging costs more than it saves)."""
+        return (self.compress and self.refined is None
+                and bool(self.ordered_attributes(domain))
+                and not self.fits_one_shot(domain, workload))
+
+    def _merge_rare(self, data: Dataset, ordered: dict[str, bool], rho: float,
+                    randomness: Randomness) -> list:
+        """Measure the one-way marginal of every ordered attribute with ``rho`` and merge
+        each one's rare bins, run by run in their place
+        (:class:`~dpgm.models.compression.DomainCompression`, as MST does). A categorical
+        column's values stay apart: its rare labels are not alike (on the suite's network
+        samples merging them cost up to 25%), a numeric column's neighbouring bins are.
+        Returns the one-way answers on the merged domain."""
+        domain = data.domain
+        one_way = measure_marginals(data, [(a,) for a in ordered], rho=rho,
+                                    budget=self.budget, rng=randomness.noise, label=RARE_LABEL)
+        self.compression, restated = DomainCompression.from_one_way(
+            domain, one_way, RARE_SIGMAS, keep={a for f in self.zeros for a in f.attrs},
+            ordered=ordered, together=True)
+        merged = sum(domain[a] - self.compression.compressed[a] for a in domain.attrs)
+        self._say(f"merged {merged} rare values (rho={rho:.4g}); domain {domain.size():.3g} "
+                  f"-> {self.compression.compressed.size():.3g} cells")
+        return restated
+
+    def _fit_merged(self, data: Dataset, workload: Workload, randomness: Randomness,
+                    available: float, rare: list, ordered: dict[str, bool]):
+        """The mechanism on ``data`` (rare values merged where ``compress``) with
+        ``available`` of the budget; ``rare``: the one-way answers that merged them."""
+        budget, domain = self.budget, data.domain
+        route, counted, one_shot = self.estimator, [], None
         if route == "auto":
             route = "pgm"
             if self.records_possible(domain, workload):
@@ -346,7 +434,6 @@ class AIMResidual(Mechanism):
         self.residual_plan = plan
         self._say(f"planned {len(plan.subsets)} residuals over {len(cliques)} marginals "
                   f"(rho={rest:.4g})")
-        ordered = self.ordered_attributes(domain) if self.denoise else {}
         bases = {a: ordered_basis(domain[a], missing) for a, missing in ordered.items()}
         raw = measure_residuals(data, plan, budget, randomness.noise, bases)
         bands = {a: frequency_bands(domain[a], missing) for a, missing in ordered.items()}
@@ -355,7 +442,7 @@ class AIMResidual(Mechanism):
             residuals = self._shrink_towards_forest(domain, workload, raw, residuals, bases,
                                                     bands)
         selected = [] if self.selector is None else self.selector.measurements
-        self.measurements = [*counted, *selected, *residuals]
+        self.measurements = [*rare, *counted, *selected, *residuals]
         if route == "records":
             return self._fit_records(domain, workload, residuals, bases, randomness)
         # the one-shot plan's record count and one-way answers: weighted in the fit (see
