@@ -28,11 +28,12 @@ has fewer, fuller cells, and the model is read back on the data's domain, unifor
 each merged bin (records: each drawn among the bins its code stands for); the one-way
 answers join the Private-PGM fit. A schema's documented ranges leave bins all but empty
 (the suite's diamonds: 9 of carat's 16 bins hold fewer than 30 of 53,940 records), and
-merging them is what gives dpmm's AIM its edge over the reference there. Categorical values are never merged (their rare labels are not alike:
-on the suite's network samples merging them cost up to 25%), nor anything where the
-one-shot model fits (every pair is measured finely there, and the cosine basis already
-smooths sparse tails), where a column is refined, or on a structural zero's attributes
-(docs/benchmarks.md, idea 40). All of these are public facts.
+merging them is what gives dpmm's AIM its edge over the reference there. Categorical
+values are never merged (their rare labels are not alike: on the suite's network samples
+merging them cost up to 25%), nor anything where the one-shot model fits (every pair is
+measured finely there, and the cosine basis already smooths sparse tails), where a
+column is refined, or on a structural zero's attributes (docs/benchmarks.md, idea 40).
+All of these are public facts.
 
 **Denoising** (``denoise=True``, the default). The schema's ordered columns (numeric and
 datetime bins) are measured in the cosine residual basis
@@ -95,10 +96,9 @@ differ by adding or removing one record). Where rare values are merged, the k or
 columns' one-way marginals are Gaussian measurements of L2 sensitivity 1 each (a record
 is one cell of each), with σ = sqrt(k/(2·RARE_SHARE·ρ)): RARE_SHARE·ρ in all; the merged
 domain, and every choice made from it (the route's below included), is post-processing
-of those answers, and ρ below is what is left. Where
-``"auto"`` measures the record count, that
-count is a Gaussian measurement of sensitivity 1 costing :data:`COUNT_SHARE`·ρ, and ρ below
-is the rest; the route is chosen from the released count and public facts
+of those answers, and ρ below is what is left. Where ``"auto"`` measures the record
+count, that count is a Gaussian measurement of sensitivity 1 costing :data:`COUNT_SHARE`·ρ,
+and ρ below is the rest; the route is chosen from the released count and public facts
 (post-processing). AIM spends ``selection_share``·ρ, accounted as
 AIM's docstring says (its own budget, charged entry by entry to this run's). The plan is
 chosen from AIM's outputs only (the cliques it selected: post-processing of released

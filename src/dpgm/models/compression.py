@@ -82,7 +82,7 @@ class DomainCompression:
             if attr in ordered:
                 codes = _runs_merged(kept, missing_last=ordered[attr])
                 if together:
-                    codes = _rare_runs_only(codes, m.values, std, sigmas, ordered[attr])
+                    codes = _rare_runs_only(codes, m.values, std, sigmas)
             else:
                 if together and not kept.all():
                     rare = ~kept
@@ -220,22 +220,19 @@ def _runs_merged(kept: np.ndarray, missing_last: bool) -> np.ndarray:
     return codes
 
 
-def _rare_runs_only(codes: np.ndarray, values: np.ndarray, std: np.ndarray, sigmas: float,
-                    missing_last: bool) -> np.ndarray:
-    """``codes`` with each merged run split back into its values unless the run's summed
-    noisy count is below ``sigmas`` of its summed noise std (rare together)."""
-    out = np.empty_like(codes)
-    next_code = 0
-    for code in range(int(codes.max()) + 1):
-        members = np.flatnonzero(codes == code)
-        total = values[members].sum()
-        if members.size > 1 and total >= sigmas * np.sqrt(np.sum(std[members] ** 2)):
-            out[members] = next_code + np.arange(members.size)
-            next_code += members.size
-        else:
-            out[members] = next_code
-            next_code += 1
-    return out
+def _rare_runs_only(codes: np.ndarray, values: np.ndarray, std: np.ndarray,
+                    sigmas: float) -> np.ndarray:
+    """``codes`` (in order, as :func:`_runs_merged` gives them) with each merged run split
+    back into its values unless the run's summed noisy count is below ``sigmas`` of its
+    summed noise std (rare together)."""
+    size = int(codes.max()) + 1
+    totals = np.bincount(codes, weights=values, minlength=size)
+    spread = np.sqrt(np.bincount(codes, weights=std**2, minlength=size))
+    split = (np.bincount(codes, minlength=size) > 1) & (totals >= sigmas * spread)
+    # a value starts a new code where its run does, or where its run is split
+    starts = np.ones(codes.size, dtype=bool)
+    starts[1:] = (codes[1:] != codes[:-1]) | split[codes[1:]]
+    return np.cumsum(starts) - 1
 
 
 class CompressedModel(ModelBase):
