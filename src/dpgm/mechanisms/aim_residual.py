@@ -350,7 +350,8 @@ class AIMResidual(Mechanism):
         ordered = self.ordered_attributes(data.domain)
         available, rare = budget.total, []
         if self.merges_rare(data.domain, workload):
-            rare = self._merge_rare(data, ordered, RARE_SHARE * budget.total, randomness)
+            self.compression, rare = self._merge_rare(data, ordered, RARE_SHARE * budget.total,
+                                                      randomness)
             available -= RARE_SHARE * budget.total
             data = self.compression.apply(data)
         model = self._fit_merged(data, workload, randomness, available, rare,
@@ -370,23 +371,23 @@ class AIMResidual(Mechanism):
                 and not self.fits_one_shot(domain, workload))
 
     def _merge_rare(self, data: Dataset, ordered: dict[str, bool], rho: float,
-                    randomness: Randomness) -> list:
+                    randomness: Randomness) -> tuple[DomainCompression, list]:
         """Measure the one-way marginal of every ordered attribute with ``rho`` and merge
         each one's rare bins, run by run in their place
         (:class:`~dpgm.models.compression.DomainCompression`, as MST does). A categorical
         column's values stay apart: its rare labels are not alike (on the suite's network
         samples merging them cost up to 25%), a numeric column's neighbouring bins are.
-        Returns the one-way answers on the merged domain."""
+        Returns the compression and the one-way answers on the merged domain."""
         domain = data.domain
         one_way = measure_marginals(data, [(a,) for a in ordered], rho=rho,
                                     budget=self.budget, rng=randomness.noise, label=RARE_LABEL)
-        self.compression, restated = DomainCompression.from_one_way(
+        compression, restated = DomainCompression.from_one_way(
             domain, one_way, RARE_SIGMAS, keep={a for f in self.zeros for a in f.attrs},
             ordered=ordered, together=True)
-        merged = sum(domain[a] - self.compression.compressed[a] for a in domain.attrs)
+        merged = sum(domain[a] - compression.compressed[a] for a in domain.attrs)
         self._say(f"merged {merged} rare values (rho={rho:.4g}); domain {domain.size():.3g} "
-                  f"-> {self.compression.compressed.size():.3g} cells")
-        return restated
+                  f"-> {compression.compressed.size():.3g} cells")
+        return compression, restated
 
     def _fit_merged(self, data: Dataset, workload: Workload, randomness: Randomness,
                     available: float, rare: list, ordered: dict[str, bool]):
