@@ -597,3 +597,35 @@ def test_the_merged_bins_read_the_released_one_ways_and_public_facts_only(monkey
     for attr in schema.domain.attrs:
         np.testing.assert_array_equal(held[0][attr], held[1][attr])
         np.testing.assert_array_equal(held[0][attr], free[0][attr])
+
+
+@pytest.mark.parametrize("estimator", ["pgm", "records"])
+def test_the_records_fold_the_rare_values_one_ways_into_the_plans(estimator, monkeypatch):
+    """On the records' route the rare values' one-way answers are folded into the plan's
+    one-way residuals (Private-PGM fits them on the other route): the fold is called with
+    the ordered columns' answers on the merged domain, and its residuals are the ones
+    fitted."""
+    import dpgm.mechanisms.aim_residual as module
+
+    frame, schema = _numeric_table()
+    calls, fold = [], module.fold_one_ways
+
+    def spy(residuals, marginals):
+        folded = fold(residuals, marginals)
+        calls.append((marginals, folded))
+        return folded
+
+    monkeypatch.setattr(module, "fold_one_ways", spy)
+    mechanism = AIMResidual(1.0, estimator=estimator, one_shot_cells=1, rounds=4,
+                            round_iters=5, iters=10)
+    mechanism.fit(frame, schema=schema, rng=0)
+    if estimator == "pgm":
+        assert not calls
+        return
+    (marginals, folded), = calls
+    compressed = mechanism.compression.compressed
+    assert sorted(marginals) == ["x", "y"]
+    assert all(m.values.size == compressed[a] for a, m in marginals.items())
+    fitted = [m for m in mechanism.measurements if residual_subset(m) == ("x",)]
+    made = [m for m in folded if residual_subset(m) == ("x",)]
+    assert len(fitted) == 1 and fitted[0] is made[0]  # the folded residual is the one fitted

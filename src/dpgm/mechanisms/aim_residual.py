@@ -26,7 +26,9 @@ becomes one wider bin in its place, so that the column stays ordered; a missing 
 keeps its own code. Every later step works on the merged domain, where each pair table
 has fewer, fuller cells, and the model is read back on the data's domain, uniform within
 each merged bin (records: each drawn among the bins its code stands for); the one-way
-answers join the Private-PGM fit. A schema's documented ranges leave bins all but empty
+answers join the Private-PGM fit, or, on the records' route, are folded into the plan's
+one-way residuals (:func:`~dpgm.estimation.combination.fold_one_ways`, generalised least
+squares). A schema's documented ranges leave bins all but empty
 (the suite's diamonds: 9 of carat's 16 bins hold fewer than 30 of 53,940 records), and
 merging them is what gives dpmm's AIM its edge over the reference there. Categorical
 values are never merged (their rare labels are not alike: on the suite's network samples
@@ -117,6 +119,7 @@ from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
+from dpgm.estimation.combination import fold_one_ways
 from dpgm.estimation.records import fit_records, forest_pairs, most_sweeps, tree_records
 from dpgm.estimation.shrinkage import shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
@@ -437,6 +440,10 @@ class AIMResidual(Mechanism):
                   f"(rho={rest:.4g})")
         bases = {a: ordered_basis(domain[a], missing) for a, missing in ordered.items()}
         raw = measure_residuals(data, plan, budget, randomness.noise, bases)
+        if route == "records" and rare:
+            # the rare values' one-way answers join the Private-PGM fit on the other routes;
+            # here they are folded into the plan's one-way residuals (idea 41)
+            raw = fold_one_ways(raw, {m.clique[0]: m for m in rare})
         bands = {a: frequency_bands(domain[a], missing) for a, missing in ordered.items()}
         residuals = shrink_residuals(domain, raw, bands) if self.denoise else raw
         if self.denoise and share == 0:  # every workload pair measured: a forest to lean on
