@@ -444,6 +444,8 @@ class AIMResidual(Mechanism):
             # the rare values' one-way answers join the Private-PGM fit on the other routes;
             # here they are folded into the plan's one-way residuals (idea 41)
             raw = fold_one_ways(raw, {m.clique[0]: m for m in rare})
+            self._say(f"folded the rare values' one-way answers of {len(rare)} columns "
+                      "into the plan's")
         bands = {a: frequency_bands(domain[a], missing) for a, missing in ordered.items()}
         residuals = shrink_residuals(domain, raw, bands) if self.denoise else raw
         if self.denoise and share == 0:  # every workload pair measured: a forest to lean on
