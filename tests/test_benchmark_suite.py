@@ -363,3 +363,18 @@ def test_the_kept_logs_are_the_suites_runs_on_its_grid():
             assert run["status"]
             if run["status"] == "ok":
                 assert all(0.0 <= run[k] <= 1.0 for k in ("tv1", "tv2", "tv3")), run
+
+
+def test_a_run_hashes_strings_with_its_seed(tmp_path):
+    """Each system runs with PYTHONHASHSEED set to its seed, so that a peer iterating over
+    sets of strings (PrivSyn) gives the same table for the same seed."""
+    from benchmarks.suite.__main__ import run_one
+
+    script = tmp_path / "report.py"
+    script.write_text("import json, os, sys\n"
+                      "print(json.dumps({'hash_seed': os.environ.get('PYTHONHASHSEED'),"
+                      " 'hashed': hash('privsyn')}))\n")
+    runs = [run_one([sys.executable, str(script)], tmp_path / "t.csv", tmp_path / "s.json",
+                    1.0, seed, tmp_path / "o.csv", 60) for seed in (3, 3, 4)]
+    assert [r["hash_seed"] for r in runs] == ["3", "3", "4"]
+    assert runs[0]["hashed"] == runs[1]["hashed"] != runs[2]["hashed"]

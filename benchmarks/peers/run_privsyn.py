@@ -41,7 +41,9 @@ in order, dpgm's bin edges, a last code for missing values where a column is nul
 decoding as dpgm decodes (uniform within the bin, on the spec's grid where it has one). --seed is
 PrivSynModel's random_state, which seeds numpy's global generator for fit and again for
 sample (all of PrivSyn's noise and randomness is drawn from it), and seeds the runner's
-decoding; a run is reproducible from its seed. Prints one JSON line.
+decoding; a run is reproducible from its seed where Python's string hashing is seeded
+too (``PYTHONHASHSEED``, which the suite sets to the seed): PrivSyn iterates over sets,
+and two runs of one seed without it gave different tables. Prints one JSON line.
 """
 import contextlib
 import sys
@@ -127,7 +129,8 @@ def main():
              f"bins, dpgm's edges); decoding draws uniformly within the bin (on the "
              f"integer/decimals grid where the spec gives one). --seed is random_state "
              f"(numpy's global generator, reseeded for fit and for sample) and seeds the "
-             f"runner's decoding.")
+             f"runner's decoding (with PYTHONHASHSEED fixed: PrivSyn iterates over "
+             f"sets).")
     report(t0, t1, t2, notes)
 
 

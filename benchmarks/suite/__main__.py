@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -88,13 +89,16 @@ def split(frame, seed: int):
 
 def run_one(command: list[str], train_csv: Path, spec: Path, epsilon: float, seed: int,
             out: Path, budget: float) -> dict:
-    """One system's run in its own process: its JSON line, or why it has none."""
+    """One system's run in its own process: its JSON line, or why it has none. The
+    process's string hashing is seeded with ``seed`` too (``PYTHONHASHSEED``): PrivSyn
+    iterates over sets, and two runs of one seed differed without it."""
     started = time.perf_counter()
     try:
         done = subprocess.run([*command, "--data", str(train_csv), "--spec", str(spec),
                                "--epsilon", str(epsilon), "--delta", str(DELTA),
                                "--seed", str(seed), "--out", str(out)],
-                              capture_output=True, text=True, timeout=budget)
+                              capture_output=True, text=True, timeout=budget,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)})
     except subprocess.TimeoutExpired:
         return {"status": f"out of its {budget / 60:g}-minute budget"}
     if done.returncode != 0:
