@@ -24,6 +24,9 @@ def test_equal_cell_variances_give_the_inverse_variance_mean_entry_by_entry():
     np.testing.assert_allclose(folded.values, expected, rtol=1e-12)
     assert folded.std == pytest.approx(np.sqrt(1 / (1 / 4 + 1 / 9)))
     assert folded.clique == ("b", "a") and residual_subset(folded) == ("a",)
+    # the same residual stated on the attribute alone, with a dense query
+    dense = fold_one_way(Measurement(("a",), y, 2.0, basis), Measurement(("a",), r, 3.0))
+    np.testing.assert_allclose(dense.values, expected, rtol=1e-12)
 
 
 def test_the_combined_estimate_is_unbiased_with_the_covariance_it_claims():

@@ -33,13 +33,16 @@ def fold_one_way(residual: Measurement, marginal: Measurement) -> Measurement:
     estimate from both, on ``residual``'s query. Its ``std`` is the root mean of the
     combined variances (the entries' variances differ where ``marginal``'s do)."""
     subset = residual_subset(residual)
-    if subset is None or len(subset) != 1 or not isinstance(residual.query, KroneckerQuery):
+    if subset is None or len(subset) != 1:
         raise ParameterError("fold_one_way takes a residual of one attribute")
     attr = subset[0]
     if tuple(marginal.clique) != (attr,) or marginal.query is not None:
         raise ParameterError(f"fold_one_way takes a one-way marginal of {attr!r} "
                              f"(identity query), not of {list(marginal.clique)}")
-    basis = np.asarray(residual.query.factors[list(residual.clique).index(attr)])
+    # the residual's query as residual_subset reads it: Kronecker factors (the basis among
+    # all-ones rows) or, on the attribute alone, one dense basis
+    basis = (np.asarray(residual.query.factors[list(residual.clique).index(attr)])
+             if isinstance(residual.query, KroneckerQuery) else np.asarray(residual.query))
     if basis.shape[1] != marginal.values.size:
         raise ParameterError(f"the marginal of {attr!r} has {marginal.values.size} values, "
                              f"the residual's basis {basis.shape[1]}")
