@@ -378,3 +378,20 @@ def test_a_run_hashes_strings_with_its_seed(tmp_path):
                     1.0, seed, tmp_path / "o.csv", 60) for seed in (3, 3, 4)]
     assert [r["hash_seed"] for r in runs] == ["3", "3", "4"]
     assert runs[0]["hashed"] == runs[1]["hashed"] != runs[2]["hashed"]
+
+
+def test_the_plot_counts_the_seeds_that_keep_every_key_coefficient(tmp_path, capsys):
+    """A seed keeps the coefficients where its smallest ratio synthetic / real is half or
+    more (a flipped sign and a failed fit, NaN, do not); the table counts those seeds."""
+    from benchmarks.suite import plot
+
+    ratios = [0.5, 0.49, -0.9, float("nan"), 1.3]
+    runs = [{"table": "t", "seed": s, "epsilon": 1.0, "system": "dpgm-aim-rp",
+             "status": "ok", "coef_ratio_min": r} for s, r in enumerate(ratios)]
+    runs.append({"table": "t", "seed": 5, "epsilon": 1.0, "system": "dpgm-aim-rp",
+                 "status": "out of its 30-minute budget"})
+    kept = plot.with_coefficients_kept(runs)
+    assert [r.get("coef_kept") for r in kept] == [1.0, 0.0, 0.0, 0.0, 1.0, None]
+    plot.main([str(_log(tmp_path / "runs.jsonl", runs)), "--out",
+               str(tmp_path / "kept.png"), "--metric", "coef_kept"])
+    assert "| t | 1 | 2 of 5 |" in capsys.readouterr().out

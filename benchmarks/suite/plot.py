@@ -7,6 +7,10 @@ A point is hollow where fewer seeds finished than the most any system finished o
 table. Prints the figure's numbers as a markdown table (mean ± standard error, and how
 many seeds finished of those run) and every run that made no table with its reason, so
 that what is missing from a panel is said, not hidden. Reads the logs only (no data, no system run).
+
+``--metric coef_kept``: the share of seeds whose synthetic table keeps every key
+coefficient of the table's standard regression with its sign and at least half its size
+(the issue's point 4); its table counts them ("3 of 5").
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ METRIC_LABELS = {"tv1": "mean 1-way TV", "tv2": "mean 2-way TV", "tv3": "mean 3-
                  "gb_accuracy": "gradient-boosting accuracy on the holdout",
                  "lr_accuracy": "logistic-regression accuracy on the holdout",
                  "coef_ratio_min": "smallest key-coefficient ratio",
+                 "coef_kept": "share of seeds keeping every key coefficient",
                  "total_s": "seconds (fit and sample)", "peak_rss_mib": "peak memory (MiB)"}
 
 
@@ -76,6 +81,14 @@ def curves(runs: list[dict], metric: str) -> dict[str, dict[str, list[tuple]]]:
     return found
 
 
+def with_coefficients_kept(runs: list[dict]) -> list[dict]:
+    """The runs, each scored run with ``coef_kept``: 1 where every key coefficient keeps
+    its sign and at least half its size (the issue's point 4: a smallest ratio synthetic
+    / real of 0.5 or more), else 0 (a failed fit, NaN, counts as lost)."""
+    return [run | {"coef_kept": float(run["coef_ratio_min"] >= 0.5)}
+            if "coef_ratio_min" in run else run for run in runs]
+
+
 def unfinished(runs: list[dict]) -> list[str]:
     """A line for each run that made no synthetic table: where, and why."""
     return [f"{r['table']} seed {r['seed']} ε={float(r['epsilon']):g} {r['system']}: "
@@ -98,7 +111,10 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
             cells = []
             for system in systems:
                 runs_here = tried.get((table, epsilon, system), [])
-                if (system, epsilon) in points:
+                if (system, epsilon) in points and metric == "coef_kept":
+                    _, share, _, n = points[(system, epsilon)]
+                    cells.append(f"{round(share * n)} of {n}")
+                elif (system, epsilon) in points:
                     _, mean, error, n = points[(system, epsilon)]
                     cell = (f"{_number(mean, metric)} ± {_number(error, metric, like=mean)}"
                             if n > 1 else _number(mean, metric))
@@ -181,6 +197,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error))
     runs = [r for r in runs if (args.systems is None or r["system"] in args.systems)
             and (args.tables is None or r["table"] in args.tables)]
+    if args.metric == "coef_kept":
+        runs = with_coefficients_kept(runs)
     found = curves(runs, args.metric)
     if not found:
         parser.error(f"no finished run with {args.metric} among the chosen ones")
