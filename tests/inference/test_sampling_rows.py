@@ -93,3 +93,42 @@ def test_rounded_cross_counts_stay_unbiased():
     expected = n * np.outer(P_A, P_C).ravel()
     t = (counts.mean(axis=0) - expected) / (counts.std(axis=0, ddof=1) / np.sqrt(repeats))
     assert np.abs(t).max() < stats.t.ppf(1 - 1e-3 / (2 * expected.size), repeats - 1)
+
+
+def test_a_columns_total_over_many_sparse_rows_stays_near_its_expectation():
+    """4,000 rows of one record each: the rounding's extra records are spread over the
+    columns row by row, so a column's total is within one of its expectation where every
+    row is alike, and within four standard deviations of independent draws where rows
+    differ (measured: 1.5 at most). Power: one systematic start shared by every row, as
+    before, missed by 400 to 3,600 records on alike rows and 100 to 2,300 on unlike ones."""
+    rows = np.arange(4000)
+    alike = np.tile([0.1, 0.3, 0.6], (rows.size, 1))
+    for seed in range(4):
+        unlike = np.random.default_rng(seed).dirichlet(np.full(3, 0.5), size=rows.size)
+        for conditionals, bound in ((alike, 1.0 + 1e-9), (unlike, None)):
+            drawn = _rounded_rows(conditionals, rows, np.random.default_rng(100 + seed))
+            miss = np.abs(np.bincount(drawn, minlength=3) - conditionals.sum(axis=0))
+            if bound is None:
+                bound = 4 * np.sqrt((conditionals * (1 - conditionals)).sum(axis=0))
+            assert np.all(miss <= bound), (seed, miss, bound)
+
+
+def test_sparse_rows_counts_stay_unbiased():
+    """Over 2,000 samples of 150 rows of one or two records each, every cell's mean count
+    is its expectation n_s·q_s: a t statistic per cell within the Bonferroni bound (false
+    alarm 1e-3 in all), each row's start uniform whatever its place in the sequence."""
+    generator = np.random.default_rng(5)
+    conditionals = generator.dirichlet(np.ones(3), size=150)
+    rows = np.repeat(np.arange(150), generator.integers(1, 3, size=150))
+    expected = conditionals * np.bincount(rows, minlength=150)[:, None]
+    repeats = 2000
+    counts = np.array([np.bincount(rows * 3 + _rounded_rows(conditionals, rows,
+                                                            np.random.default_rng(k)),
+                                   minlength=450) for k in range(repeats)])
+    deviation = counts.std(axis=0, ddof=1)
+    varying = deviation > 0
+    # a cell that never varied (an expectation near 0, 1 or 2) is within one of it
+    assert np.all(np.abs(counts.mean(axis=0) - expected.ravel())[~varying] < 1.0)
+    t = ((counts.mean(axis=0) - expected.ravel())[varying]
+         / (deviation[varying] / np.sqrt(repeats)))
+    assert np.abs(t).max() < stats.t.ppf(1 - 1e-3 / (2 * varying.sum()), repeats - 1)

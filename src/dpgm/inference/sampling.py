@@ -91,8 +91,10 @@ def _rounded_rows(
     rounded, dealt evenly along ``order``.
 
     Row ``s`` holds ``n_s`` records; their column counts are ``floor(n_s · q_s)`` plus one
-    more for a systematic sample of cells with probability equal to the fractional parts,
-    so every cell's count is unbiased and within one of its expectation.
+    more for a systematic sample of the row's cells with probability equal to the
+    fractional parts, so every cell's count is unbiased and within one of its expectation;
+    the rows' samples start at spread points (a golden-ratio sequence), so a column's total
+    over many sparse rows stays close to its expectation too.
 
     The counts are then dealt to the row's records sorted by ``order`` (one integer per
     record, below ``_order_room(len(conditionals))``; ties, and every record where it is
@@ -110,23 +112,28 @@ def _rounded_rows(
     expected = conditionals * sizes[:, None]
     counts = np.floor(expected)
     fraction = expected - counts
-    # each row's fractions sum to an integer (its remainder), so a single systematic
-    # sample over the concatenated rows gives every row exactly its remainder
+    # each row's fractions sum to an integer (its remainder), which a systematic sample
+    # within the row hands out: a cell gets one more record with probability equal to its
+    # fraction. Each row's sample starts at its own point of a golden-ratio sequence (its
+    # start uniform, so every cell stays unbiased): one start shared by every row would
+    # give all rows' extra records to the same columns at once, so that on many sparse
+    # rows a column's total could miss its expectation by up to the number of rows.
     shuffle = rng.permutation(n_cols)
-    cumulative = np.cumsum(fraction[:, shuffle].ravel())
-    remainder = int(round(cumulative[-1])) if cumulative.size else 0
-    points = rng.random() + np.arange(remainder)
-    hits = np.searchsorted(cumulative, points, side="right")
-    hits = np.minimum(hits, cumulative.size - 1)
-    extra = np.bincount(hits, minlength=cumulative.size).reshape(n_rows, n_cols)
+    cumulative = np.cumsum(fraction[:, shuffle], axis=1)
+    remainder = np.rint(cumulative[:, -1:])
+    np.minimum(cumulative, remainder, out=cumulative)  # float drift: end on the remainder
+    cumulative[:, -1:] = remainder
+    start = (rng.random() + _GOLDEN * np.arange(n_rows)) % 1.0
+    # how many of the row's points start, start + 1, … lie below each cumulative sum
+    below = np.maximum(np.ceil(cumulative - start[:, None]), 0.0)
+    extra = np.diff(below, axis=1, prepend=0.0)
     counts[:, shuffle] += extra
     counts = counts.astype(np.int64)
-    # fix rounding drift so every row deals exactly its number of records
+    # fix any rounding drift so every row deals exactly its number of records
     drift = sizes - counts.sum(axis=1)
     if drift.any():
-        top = np.argmax(conditionals, axis=1)
+        top = np.where(drift > 0, np.argmax(conditionals, axis=1), np.argmax(counts, axis=1))
         counts[np.arange(n_rows), top] += drift
-        counts = np.maximum(counts, 0)
     # the columns in a low-discrepancy sequence, rows one after another
     row_start = np.cumsum(sizes) - sizes
     turn = np.floor(rng.random(n_rows) * sizes).astype(np.int64)
