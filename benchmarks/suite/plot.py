@@ -42,7 +42,7 @@ METRIC_LABELS = {"tv1": "mean 1-way TV", "tv2": "mean 2-way TV", "tv3": "mean 3-
                  "gb_accuracy": "gradient-boosting accuracy on the holdout",
                  "lr_accuracy": "logistic-regression accuracy on the holdout",
                  "coef_ratio_min": "smallest key-coefficient ratio",
-                 "coef_kept": "share of seeds keeping every key coefficient",
+                 "coef_kept": "coefficients kept (share of seeds)",
                  "total_s": "seconds (fit and sample)", "peak_rss_mib": "peak memory (MiB)"}
 
 
