@@ -97,15 +97,16 @@ def test_rounded_cross_counts_stay_unbiased():
 
 def test_a_columns_total_over_many_sparse_rows_stays_near_its_expectation():
     """4,000 rows of one record each: the rounding's extra records are spread over the
-    columns row by row, so a column's total is within one of its expectation where every
-    row is alike, and within four standard deviations of independent draws where rows
-    differ (measured: 1.5 at most). Power: one systematic start shared by every row, as
-    before, missed by 400 to 3,600 records on alike rows and 100 to 2,300 on unlike ones."""
+    columns row by row, so a column's total is within four of its expectation where every
+    row is alike (measured over 1,000 seeds: 3 at most, 1 or less on 88% of them), and
+    within four standard deviations of independent draws where rows differ (measured: 1.5
+    at most). Power: one systematic start shared by every row, as before, missed by 400
+    to 3,600 records on alike rows and 100 to 2,300 on unlike ones."""
     rows = np.arange(4000)
     alike = np.tile([0.1, 0.3, 0.6], (rows.size, 1))
     for seed in range(4):
         unlike = np.random.default_rng(seed).dirichlet(np.full(3, 0.5), size=rows.size)
-        for conditionals, bound in ((alike, 1.0 + 1e-9), (unlike, None)):
+        for conditionals, bound in ((alike, 4.0), (unlike, None)):
             drawn = _rounded_rows(conditionals, rows, np.random.default_rng(100 + seed))
             miss = np.abs(np.bincount(drawn, minlength=3) - conditionals.sum(axis=0))
             if bound is None:
