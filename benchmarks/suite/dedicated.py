@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
             parts = []
             for key in model.key:
                 ratio = noisy[:, names.index(key)] / real[names.index(key)]
-                parts.append(f"{key}: misses half in {np.mean(~(ratio >= 0.5)):.0%} "
+                missed = np.mean(~(ratio >= metrics.KEPT_RATIO))
+                parts.append(f"{key}: misses half in {missed:.0%} "
                              f"(median ratio {np.nanmedian(ratio):.2f})")
             print(f"{name} seed {seed} (||z||² ≤ {scale.bound:g}, σ = {sigma:.3g}): "
                   + "; ".join(parts), flush=True)

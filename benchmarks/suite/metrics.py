@@ -35,6 +35,9 @@ from dpgm.evaluation.utility import tstr
 from dpgm.workload import Workload
 
 WORKLOAD_MARGINALS = 64
+#: the smallest ratio synthetic / real at which a key coefficient counts as kept (the
+#: issue's point 4: its sign, and at least half its size)
+KEPT_RATIO = 0.5
 #: the ridge of the logistic regressions (one pseudo-record's worth of shrinkage)
 LOGISTIC_RIDGE = 1.0
 

@@ -19,6 +19,7 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
+from benchmarks.suite.metrics import KEPT_RATIO
 from benchmarks.suite.summary import mean_and_error, read_runs
 
 #: what a person reads for each system's name (another name is shown as it is)
@@ -85,7 +86,7 @@ def with_coefficients_kept(runs: list[dict]) -> list[dict]:
     """The runs, each scored run with ``coef_kept``: 1 where every key coefficient keeps
     its sign and at least half its size (the issue's point 4: a smallest ratio synthetic
     / real of 0.5 or more), else 0 (a failed fit, NaN, counts as lost)."""
-    return [run | {"coef_kept": float(run["coef_ratio_min"] >= 0.5)}
+    return [run | {"coef_kept": float(run["coef_ratio_min"] >= KEPT_RATIO)}
             if "coef_ratio_min" in run else run for run in runs]
 
 
