@@ -310,6 +310,18 @@ def _is_sum(factor: np.ndarray) -> bool:
     return factor.shape[0] == 1 and bool(np.all(factor == 1.0))
 
 
+def query_factors(measurement: Measurement) -> list | None:
+    """The per-attribute factors of ``measurement``'s query, in its clique's order: a
+    Kronecker query's factors, or a one-attribute dense query itself; None for any other
+    query (or none)."""
+    query = measurement.query
+    if isinstance(query, KroneckerQuery):
+        return list(query.factors)
+    if query is not None and not is_sparse(query) and len(measurement.clique) == 1:
+        return [np.asarray(query)]
+    return None
+
+
 def residual_subset(measurement: Measurement) -> tuple[str, ...] | None:
     """The subset ``B`` whose residual ``measurement`` answers with independent noise of one
     variance, or None where it is not such a measurement.
@@ -318,14 +330,8 @@ def residual_subset(measurement: Measurement) -> tuple[str, ...] | None:
     basis (the attribute is in ``B``) or the all-ones row (it is summed out), and its
     noise has one standard deviation.
     """
-    query = measurement.query
-    if query is None or np.ndim(measurement.std) != 0:
-        return None
-    if isinstance(query, KroneckerQuery):
-        factors = query.factors
-    elif not is_sparse(query) and len(measurement.clique) == 1:
-        factors = [np.asarray(query)]
-    else:
+    factors = query_factors(measurement)
+    if factors is None or np.ndim(measurement.std) != 0:
         return None
     subset = []
     for attr, factor in zip(measurement.clique, factors, strict=True):

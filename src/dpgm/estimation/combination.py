@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from dpgm.errors import ParameterError
-from dpgm.measurement import KroneckerQuery, Measurement
-from dpgm.residuals import residual_subset
+from dpgm.measurement import Measurement
+from dpgm.residuals import query_factors, residual_subset
 
 
 def fold_one_way(residual: Measurement, marginal: Measurement) -> Measurement:
@@ -39,10 +39,7 @@ def fold_one_way(residual: Measurement, marginal: Measurement) -> Measurement:
     if tuple(marginal.clique) != (attr,) or marginal.query is not None:
         raise ParameterError(f"fold_one_way takes a one-way marginal of {attr!r} "
                              f"(identity query), not of {list(marginal.clique)}")
-    # the residual's query as residual_subset reads it: Kronecker factors (the basis among
-    # all-ones rows) or, on the attribute alone, one dense basis
-    basis = (np.asarray(residual.query.factors[list(residual.clique).index(attr)])
-             if isinstance(residual.query, KroneckerQuery) else np.asarray(residual.query))
+    basis = np.asarray(query_factors(residual)[list(residual.clique).index(attr)])
     if basis.shape[1] != marginal.values.size:
         raise ParameterError(f"the marginal of {attr!r} has {marginal.values.size} values, "
                              f"the residual's basis {basis.shape[1]}")
