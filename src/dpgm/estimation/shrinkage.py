@@ -41,6 +41,15 @@ def band_shrinkage(values: np.ndarray, bands: np.ndarray, variance: float) -> np
     return values * factors[bands]
 
 
+def entry_bands(domain: Domain, subset, bands: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """For each attribute of ``subset``, the band of every entry of the residual on
+    ``subset`` (its entries in C order) on that attribute's axis; an attribute without
+    ``bands`` is one band, 0."""
+    axes = [np.asarray(bands[a]) if a in bands else np.zeros(domain[a] - 1, np.int64)
+            for a in subset]
+    return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]
+
+
 def shrink_residuals(domain: Domain, measurements: Iterable[Measurement],
                      bands: Mapping[str, np.ndarray], least_order: int = 2,
                      towards: Mapping[tuple[str, ...], np.ndarray] | None = None
@@ -58,11 +67,9 @@ def shrink_residuals(domain: Domain, measurements: Iterable[Measurement],
         if subset is None or len(subset) < least_order:
             out.append(m)
             continue
-        axes = [np.asarray(bands[a]) if a in bands else np.zeros(domain[a] - 1, np.int64)
-                for a in subset]
-        shape = [int(b.max()) + 1 if b.size else 1 for b in axes]
-        grid = np.meshgrid(*axes, indexing="ij")
-        key = np.ravel_multi_index(tuple(g.ravel() for g in grid), shape)
+        grid = entry_bands(domain, subset, bands)
+        shape = [int(g.max()) + 1 if g.size else 1 for g in grid]
+        key = np.ravel_multi_index(tuple(grid), shape)
         _, key = np.unique(key, return_inverse=True)  # dense band numbers
         prior = np.asarray(towards.get(tuple(subset), 0.0), dtype=np.float64)
         values = prior + band_shrinkage(m.values - prior, key.ravel(), float(m.std) ** 2)

@@ -50,7 +50,13 @@ need not be shrunk towards independence: the Chow–Liu forest of the shrunk pai
 it joins, through the path between them, and each pair off the forest is shrunk instead
 towards the residual of that implied table (:func:`dpgm.estimation.records.forest_pairs`):
 where the forest explains a pair, its noise is taken out; where it does not, the answer
-stands. The model's error bars are the plan's variances of the answers before shrinkage.
+stands. A pair's slow bands on its ordered attributes (cosine frequencies below four,
+:data:`FOREST_FREE_BANDS`) are the exception, shrunk towards zero as before: they hold
+its trend, which is measured well enough to stand nearly whole, and pulling them towards
+the forest takes out what the forest does not explain, the partial effect a regression
+reads (on the suite's diamonds, colour's and clarity's price effects given carat fell to
+0.6 of theirs; idea 42). The model's error bars are the plan's variances of the answers
+before shrinkage.
 
 **Weighting** (the one-shot route). No nonnegative table fits noisy pair answers exactly,
 and with each answer weighted by its plan's precision the fit pays for the pairs' noise
@@ -115,13 +121,15 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import numpy as np
+
 from dpgm.dataset import Dataset
 from dpgm.domain import Domain
 from dpgm.errors import ParameterError
 from dpgm.estimation.algorithms import DEFAULT_MAX_CELLS
 from dpgm.estimation.combination import fold_one_ways
 from dpgm.estimation.records import fit_records, forest_pairs, most_sweeps, tree_records
-from dpgm.estimation.shrinkage import shrink_residuals
+from dpgm.estimation.shrinkage import entry_bands, shrink_residuals
 from dpgm.inference.junction_tree import TreeSizes
 from dpgm.mechanisms.aim import AIM, DEFAULT_MODEL_SIZE
 from dpgm.mechanisms.base import Mechanism, Progress, WorkloadLike
@@ -168,6 +176,10 @@ RARE_SHARE = 0.05
 RARE_SIGMAS = 1.0
 #: the ledger's label of those one-way marginals
 RARE_LABEL = "one-way marginals (rare values)"
+#: the frequency bands (each below ``2^(b+1)``) of a pair's ordered attributes whose
+#: entries the Chow–Liu forest does not pull: a pair's trend lives there, and the part of
+#: it that the forest does not explain is a partial effect (docs/benchmarks.md, idea 42)
+FOREST_FREE_BANDS = 1
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
 #: refused before the data are read
 MIN_FITTED_RECORDS = 1_000
@@ -472,7 +484,9 @@ class AIMResidual(Mechanism):
                                bands) -> list:
         """``shrunk`` with each pair's residual off the Chow–Liu forest of the pair tables
         (read from ``shrunk``) shrunk from its raw answer towards the residual of the pair
-        the forest implies (see the module docstring; post-processing)."""
+        the forest implies, but for the entries of its ordered attributes' slow bands
+        (:data:`FOREST_FREE_BANDS`), shrunk towards zero as in ``shrunk`` (see the module
+        docstring; post-processing)."""
         targets, singles, _ = AIMResidual._tables(domain, _pairs_within(workload.cliques),
                                                   shrunk, bases)
         edges, implied = forest_pairs(domain, targets, singles)
@@ -485,7 +499,12 @@ class AIMResidual(Mechanism):
             if ordered in implied:  # the pair is joined by the forest
                 table = implied[ordered]
                 table = table if tuple(m.clique) == ordered else table.T
-                towards[subset] = m.query @ table.ravel()
+                target = m.query @ table.ravel()
+                if any(a in bands for a in subset):  # its slow bands: towards zero
+                    slow = np.all([b <= FOREST_FREE_BANDS
+                                   for b in entry_bands(domain, subset, bands)], axis=0)
+                    target = np.where(slow, 0.0, target)
+                towards[subset] = target
         off = [m for m in raw if tuple(residual_subset(m)) in towards]
         moved = {tuple(residual_subset(m)): m
                  for m in shrink_residuals(domain, off, bands, towards=towards)}
