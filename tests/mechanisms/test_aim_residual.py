@@ -284,59 +284,67 @@ def test_every_pair_measured_the_pairs_off_the_forest_lean_on_it(monkeypatch):
 
 def test_the_forest_pulls_a_pairs_fast_bands_and_leaves_its_slow_ones_shrunk_to_zero(
         monkeypatch):
-    """Off the forest, a pair with an ordered attribute keeps the entries of its slow
-    bands (``FOREST_FREE_BANDS``: its trend, and with it any partial effect the forest
-    does not explain) as shrunk towards zero; its faster entries are pulled towards the
-    forest; a pair of unordered attributes is pulled whole."""
+    """Off the forest, a pair with an ordered attribute keeps the entries that are in a
+    slow band (``FOREST_FREE_BANDS``) on each of its ordered attributes as shrunk
+    towards zero: its trend, and with it any partial effect the forest does not explain.
+    Every other entry of a pair off the forest, and every pair of unordered attributes
+    off it, is pulled towards the forest."""
+    from itertools import combinations
+
     import pandas as pd
 
-    from dpgm.mechanisms.aim_residual import FOREST_FREE_BANDS
+    import dpgm.mechanisms.aim_residual as module
     from dpgm.residuals import frequency_bands
     from dpgm.schema import Schema
 
-    bins = 16
+    bins, ordered = 16, "xyw"
     schema = Schema.from_json({"columns": {
         "g": {"kind": "categorical", "labels": list("abcdef")},
         "h": {"kind": "categorical", "labels": list("uvw")},
         "k": {"kind": "categorical", "labels": list("uvw")},
-        "x": {"kind": "numeric", "lower": 0, "upper": 1, "bins": bins},
-        "y": {"kind": "numeric", "lower": 0, "upper": 1, "bins": bins}}})
+        **{c: {"kind": "numeric", "lower": 0, "upper": 1, "bins": bins} for c in ordered}}})
     rng = np.random.default_rng(11)
     n = 3000
     g = rng.integers(0, 6, n)
     x = np.clip(0.1 + 0.15 * g + rng.normal(0, 0.05, n), 0, 0.999)
     y = np.clip(x + 0.05 * (g % 2) + rng.normal(0, 0.05, n), 0, 0.999)
+    w = np.clip(y + rng.normal(0, 0.05, n), 0, 0.999)
     h = np.where(rng.random(n) < 0.8, g % 3, rng.integers(0, 3, n))
     k = np.where(rng.random(n) < 0.8, h, rng.integers(0, 3, n))
     frame = pd.DataFrame({"g": np.array(list("abcdef"))[g], "h": np.array(list("uvw"))[h],
-                          "k": np.array(list("uvw"))[k], "x": x, "y": y})
+                          "k": np.array(list("uvw"))[k], "x": x, "y": y, "w": w})
     seen = {}
-    pull = AIMResidual._shrink_towards_forest
+    pull, forest = AIMResidual._shrink_towards_forest, module.forest_pairs
 
     def watched(domain, workload, raw, shrunk, bases, bands):
         seen.update(shrunk=shrunk, pulled=pull(domain, workload, raw, shrunk, bases, bands))
         return seen["pulled"]
 
+    def forest_seen(*args):
+        seen["edges"], implied = forest(*args)
+        return seen["edges"], implied
+
     monkeypatch.setattr(AIMResidual, "_shrink_towards_forest", staticmethod(watched))
+    monkeypatch.setattr(module, "forest_pairs", forest_seen)
     AIMResidual(1.0, iters=5, estimator="records").fit(frame, schema=schema, rng=0)
-    slow = frequency_bands(bins) <= FOREST_FREE_BANDS
+    slow = frequency_bands(bins) <= module.FOREST_FREE_BANDS
+    assert slow.any() and not slow.all()
     moved = {}
     for before, after in zip(seen["shrunk"], seen["pulled"]):
         subset = tuple(residual_subset(before) or ())
-        if len(subset) == 2 and not np.array_equal(before.values, after.values):
-            # ordered: its slow entries as shrunk towards zero, the rest pulled
-            rows = [slow if a in "xy" else np.ones(schema.domain[a] - 1, bool)
-                    for a in subset]
-            kept = np.all([r.ravel() for r in np.meshgrid(*rows, indexing="ij")], axis=0)
-            if any(a in "xy" for a in subset):
-                assert kept.any() and not kept.all()
-                np.testing.assert_array_equal(after.values[kept], before.values[kept])
-                assert not np.allclose(after.values[~kept], before.values[~kept])
-            moved[frozenset(subset)] = after
-    # the forest has four of the ten pairs: among the six off it, pairs with an ordered
-    # attribute and pairs without (g and k at least: h lies between them)
-    assert len(moved) == 6 and frozenset("gk") in moved, moved
-    assert any(set(pair) & set("xy") for pair in moved), moved
+        if len(subset) != 2 or np.array_equal(before.values, after.values):
+            continue
+        moved[frozenset(subset)] = sum(a in ordered for a in subset)
+        rows = [slow if a in ordered else np.ones(schema.domain[a] - 1, bool)
+                for a in subset]
+        kept = (np.all([r.ravel() for r in np.meshgrid(*rows, indexing="ij")], axis=0)
+                if moved[frozenset(subset)] else np.zeros(before.values.size, bool))
+        np.testing.assert_array_equal(after.values[kept], before.values[kept])
+        assert np.all(after.values[~kept] != before.values[~kept]), subset
+    # every pair off the forest is pulled, those of two, one and no ordered attributes
+    every = {frozenset(p) for p in combinations(schema.domain.attrs, 2)}
+    assert set(moved) == every - {frozenset(e) for e in seen["edges"]}
+    assert set(moved.values()) == {0, 1, 2}, moved
 
 
 # -- the route of estimator="auto" (the default) ---------------------------------------------

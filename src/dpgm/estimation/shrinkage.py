@@ -42,9 +42,10 @@ def band_shrinkage(values: np.ndarray, bands: np.ndarray, variance: float) -> np
 
 
 def entry_bands(domain: Domain, subset, bands: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """For each attribute of ``subset``, the band of every entry of the residual on
-    ``subset`` (its entries in C order) on that attribute's axis; an attribute without
-    ``bands`` is one band, 0."""
+    """For each attribute of ``subset`` (in the residual's order, as
+    :func:`~dpgm.residuals.residual_subset` gives it), the band of every entry of the
+    residual on ``subset`` (its entries in C order) on that attribute's axis; an attribute
+    without ``bands`` is one band, 0."""
     axes = [np.asarray(bands[a]) if a in bands else np.zeros(domain[a] - 1, np.int64)
             for a in subset]
     return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]

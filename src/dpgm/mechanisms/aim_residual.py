@@ -176,9 +176,14 @@ RARE_SHARE = 0.05
 RARE_SIGMAS = 1.0
 #: the ledger's label of those one-way marginals
 RARE_LABEL = "one-way marginals (rare values)"
-#: the frequency bands (each below ``2^(b+1)``) of a pair's ordered attributes whose
-#: entries the Chow–Liu forest does not pull: a pair's trend lives there, and the part of
-#: it that the forest does not explain is a partial effect (docs/benchmarks.md, idea 42)
+#: the highest frequency band (band b: cosine frequencies in [2^b, 2^(b+1))) that the
+#: Chow–Liu forest leaves alone: an entry of a pair off the forest in this band or a lower
+#: one on each of the pair's ordered attributes (frequencies 1–3) is shrunk towards zero,
+#: not pulled. A pair's trend lives there, and the part of it that the forest does not
+#: explain is a partial effect (docs/benchmarks.md, idea 42). A missing value's row of
+#: its own is always pulled; an ordered attribute of four values or fewer (a nullable one:
+#: five, or two, whose one row is value against missing) has every other row in bands
+#: 0–1, so its pairs with unordered attributes are pulled on that row at most.
 FOREST_FREE_BANDS = 1
 #: the fewest records the records estimator fits: a ``max_memory`` that holds fewer is
 #: refused before the data are read
