@@ -245,9 +245,15 @@ def test_resume_runs_only_the_cells_not_kept_yet(tmp_path, monkeypatch):
     assert [r["epsilon"] for r in again] == [1.0, 3.0]
     assert again[0]["tv3"] > 0.0 == again[1]["tv3"]  # scored from the kept table
     assert (kept / "slid-0-e3-copy.csv").exists()
-    main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    again_log = main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    assert len(again_log) == 2  # a new log gets the kept runs
     logged = main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
-    assert ran == [1.0, 3.0] and len(logged) == 4  # the log is appended to, not replaced
+    # the same log again: nothing lost, and the kept runs it holds are not logged twice
+    assert ran == [1.0, 3.0] and logged == again_log
+    (kept / "slid-0-e1-copy.json").write_text(json.dumps(
+        {"status": "ok", "total_s": 0.7, "peak_rss_mib": 1.0}) + "\n")  # kept anew
+    logged = main("--keep", str(kept), "--resume", "--epsilons", "1", "3")
+    assert ran == [1.0, 3.0] and len(logged) == 3 and logged[-1]["total_s"] == 0.7
     for refused in (["--resume"], ["--resume", "--keep", str(kept), "--rescore", str(kept)]):
         with pytest.raises(SystemExit):
             main(*refused)

@@ -25,7 +25,8 @@ and ``.json``, the runner's JSON line or ``{"status": ...}`` for a run that made
 table), so that runs made on another machine are scored here on the same split.
 ``--resume`` (with ``--keep DIR``) runs only the cells DIR does not hold yet and scores the
 others from there, so that a grid too long for one sitting is run in several: a cell
-kept as failed or out of its budget counts as run (delete its report to run it again).
+kept as failed or out of its budget counts as run (delete its report to run it again),
+and a kept run that ``--out`` holds already is not logged there again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.suite import metrics, tables
-from benchmarks.suite.summary import mean_and_error
+from benchmarks.suite.summary import mean_and_error, read_runs
 
 HERE = Path(__file__).resolve().parent
 PEERS = HERE.parent / "peers"
@@ -180,6 +181,11 @@ def main() -> None:
     # where finished runs are read back instead of run: every run (--rescore) or the
     # runs kept so far (--resume)
     kept = Path(args.rescore) if args.rescore else Path(args.keep) if args.resume else None
+    # --resume: a kept run that the log holds already (the cell's last run there is the
+    # same report) is scored and shown but not logged again
+    logged = ({(r["table"], r["seed"], float(r["epsilon"]), r["system"]): r
+               for r in read_runs([Path(args.out)])}
+              if args.resume and Path(args.out).exists() else {})
     results = []
     with tempfile.TemporaryDirectory() as tmp, open(args.out, "a") as log:
         folder = Path(tmp)
@@ -203,6 +209,9 @@ def main() -> None:
                         stem = f"{name}-{seed}-e{epsilon:g}-{system}"
                         run = None if kept is None else kept_run(kept, stem)
                         reused = run is not None and args.resume
+                        last = logged.get((name, seed, float(epsilon), system), {})
+                        logged_before = reused and all(last.get(key) == value
+                                                       for key, value in run.items())
                         if run is not None:
                             out = kept / f"{stem}.csv"
                         elif args.rescore:
@@ -226,13 +235,16 @@ def main() -> None:
                                                          unseen, table.target,
                                                          model=table.model, schema=schema))
                         results.append(run)
-                        log.write(json.dumps(run) + "\n")
-                        log.flush()
+                        if not logged_before:
+                            log.write(json.dumps(run) + "\n")
+                            log.flush()
                         print(f"{name} seed {seed} ε={epsilon:g} {system}: {run['status']}"
                               + ("" if run["status"] != "ok" else
                                  f", 3-way TV {run.get('tv3', float('nan')):.4f}, "
                                  f"{run['total_s']:.1f} s")
-                              + (" (kept before)" if reused else ""), flush=True)
+                              + (" (kept before" + (", logged before)" if logged_before
+                                                     else ")") if reused else ""),
+                              flush=True)
     print_table(results)
     print_coefficients(results)
 
