@@ -46,7 +46,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.suite import metrics, tables
-from benchmarks.suite.summary import mean_and_error, read_runs
+from benchmarks.suite.summary import cell, mean_and_error, read_runs
 
 HERE = Path(__file__).resolve().parent
 PEERS = HERE.parent / "peers"
@@ -183,8 +183,7 @@ def main() -> None:
     kept = Path(args.rescore) if args.rescore else Path(args.keep) if args.resume else None
     # --resume: a kept run that the log holds already (the cell's last run there is the
     # same report) is scored and shown but not logged again
-    logged = ({(r["table"], r["seed"], float(r["epsilon"]), r["system"]): r
-               for r in read_runs([Path(args.out)])}
+    logged = ({cell(r): r for r in read_runs([Path(args.out)])}
               if args.resume and Path(args.out).exists() else {})
     results = []
     with tempfile.TemporaryDirectory() as tmp, open(args.out, "a") as log:
@@ -209,7 +208,8 @@ def main() -> None:
                         stem = f"{name}-{seed}-e{epsilon:g}-{system}"
                         run = None if kept is None else kept_run(kept, stem)
                         reused = run is not None and args.resume
-                        last = logged.get((name, seed, float(epsilon), system), {})
+                        last = logged.get(cell({"table": name, "seed": seed,
+                                                "epsilon": epsilon, "system": system}), {})
                         logged_before = reused and all(last.get(key) == value
                                                        for key, value in run.items())
                         if run is not None:

@@ -18,6 +18,11 @@ def mean_and_error(values) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1) / math.sqrt(len(values)))
 
 
+def cell(run: dict) -> tuple[str, int, float, str]:
+    """The cell a run of the suite fills: (table, seed, ε, system)."""
+    return run["table"], run["seed"], float(run["epsilon"]), run["system"]
+
+
 def read_runs(logs: list[Path]) -> list[dict]:
     """Every run in the suite's logs: where a cell (table, seed, ε, system) comes more
     than once, the last one, reading the logs in the order given and each from its first
@@ -29,9 +34,9 @@ def read_runs(logs: list[Path]) -> list[dict]:
                 continue
             try:
                 run = json.loads(line)
-                cell = (run["table"], run["seed"], float(run["epsilon"]), run["system"])
+                key = cell(run)
             except (json.JSONDecodeError, KeyError, TypeError) as error:
                 raise ValueError(
                     f"{log}, line {number}: not a run of the suite ({error})") from error
-            runs[cell] = run
+            runs[key] = run
     return list(runs.values())
