@@ -286,7 +286,8 @@ def test_the_summary_reads_the_last_run_of_a_cell_and_its_mean_and_error(tmp_pat
 def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsys):
     """The figure's curves are the seeds' means and standard errors at each ε, and so is
     its table, with how many seeds finished; a run that made no table is named on stdout
-    with its reason; bad input is refused."""
+    with its reason, and the runs per system and table are counted (finished, out of
+    budget and failed apart); bad input is refused."""
     from benchmarks.suite import plot
 
     runs = [{"table": "t", "seed": s, "epsilon": e, "system": "dpgm-aim-rp",
@@ -308,6 +309,13 @@ def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsy
     assert "2 tables, 2 curves, 5 runs" in printed
     assert "| t | 0.3 | 0.4500 ± 0.1500 (2) | — |" in printed  # dpgm's default first
     assert "| u | 1 | — | 0.2000 (1 of 2) |" in printed
+    assert "| system | t | u |" in printed  # what the logs hold, system by table
+    assert "| dpgm default (AIM+RP) | 4 | — |" in printed
+    assert "| reference AIM (mbi) | — | 1 (+1 out of budget) |" in printed
+    failed = runs + [{"table": "t", "seed": 2, "epsilon": 1.0, "system": "mbi-aim",
+                      "status": "failed: exit status 1"}]
+    assert "| reference AIM (mbi) | 0 (+1 failed) | 1 (+1 out of budget) |" in (
+        plot.coverage(failed))
     seconds = [dict(run, total_s=run["epsilon"] * 20.0 + 6.0 * run["seed"])
                for run in runs[:4]]
     printed = plot.markdown(seconds, "total_s", plot.curves(seconds, "total_s"))

@@ -6,7 +6,8 @@ standard error over seeds), drawn from the suite's logs (run by hand)::
 A point is hollow where fewer seeds finished than the most any system finished on that
 table. Prints the figure's numbers as a markdown table (mean ± standard error, and how
 many seeds finished of those run) and every run that made no table with its reason, so
-that what is missing from a panel is said, not hidden. Reads the logs only (no data, no system run).
+that what is missing from a panel is said, not hidden; then how many runs each system has
+on each table. Reads the logs only (no data, no system run).
 
 ``--metric coef_kept``: the share of seeds whose synthetic table keeps every key
 coefficient of the table's standard regression with its sign and at least half its size
@@ -129,6 +130,32 @@ def markdown(runs: list[dict], metric: str, found: dict[str, dict[str, list[tupl
     return "\n".join(lines)
 
 
+def coverage(runs: list[dict]) -> str:
+    """What the logs hold, as a table: a row per system, a column per table, each cell the
+    runs that finished (one a seed and ε), with those out of their budget and those that
+    failed counted apart; "—" where none was run."""
+    systems = sorted({r["system"] for r in runs}, key=_order)
+    tables = list(dict.fromkeys(r["table"] for r in runs))
+    counts: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for run in runs:
+        status = run.get("status", "no status")
+        kind = ("finished" if status == "ok" else
+                "out of budget" if "budget" in status else "failed")
+        counts[(run["system"], run["table"])][kind] += 1
+    lines = ["| system | " + " | ".join(tables) + " |", "|---|" + "---|" * len(tables)]
+    for system in systems:
+        cells = []
+        for table in tables:
+            seen = counts.get((system, table))
+            if not seen:
+                cells.append("—")
+                continue
+            others = [f"{seen[k]} {k}" for k in ("out of budget", "failed") if seen[k]]
+            cells.append(f"{seen['finished']}" + (f" (+{', '.join(others)})" if others else ""))
+        lines.append(f"| {SYSTEM_LABELS.get(system, system)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _number(value: float, metric: str, like: float | None = None) -> str:
     """A figure as the table shows it: a score with four decimals; seconds and MiB
     whole and grouped (one decimal under 10); ``like``: the figure whose format it takes
@@ -209,6 +236,8 @@ def main(argv: list[str] | None = None) -> None:
     print(markdown(runs, args.metric, found))
     for line in unfinished(runs):
         print(line)
+    print("\nRuns per system and table (finished; out of budget and failed apart):\n")
+    print(coverage(runs))
     print(f"{args.out}: {len(found)} tables, {sum(len(s) for s in found.values())} curves, "
           f"{sum(r.get('status') == 'ok' for r in runs)} runs")
 
