@@ -267,8 +267,9 @@ def _log(path: Path, runs: list[dict]) -> Path:
 
 def test_the_summary_reads_the_last_run_of_a_cell_and_its_mean_and_error(tmp_path):
     """Mean and standard error over seeds match their closed forms; a cell logged twice
-    counts once, as last logged; a line that is not a run is refused with its place."""
-    from benchmarks.suite.summary import mean_and_error, read_runs
+    counts once, as last logged; a line that is not a run is refused with its place; the
+    status of a run out of its time budget is recognised as such."""
+    from benchmarks.suite.summary import mean_and_error, out_of_budget, ran_out_of_budget, read_runs
 
     assert mean_and_error([1.0, 2.0, 3.0, 4.0]) == pytest.approx(
         (2.5, np.sqrt(5 / 3) / 2))
@@ -281,6 +282,10 @@ def test_the_summary_reads_the_last_run_of_a_cell_and_its_mean_and_error(tmp_pat
     (tmp_path / "bad.jsonl").write_text('{"table": "t"}\n')
     with pytest.raises(ValueError, match="bad.jsonl, line 1"):
         read_runs([tmp_path / "bad.jsonl"])
+    # a run stopped at its time budget is told apart from a failure that names a budget
+    assert out_of_budget(1800.0) == "out of its 30-minute budget"  # as the logs hold it
+    assert ran_out_of_budget(out_of_budget(300.0))
+    assert not ran_out_of_budget("failed: ValueError: privacy budget exhausted")
 
 
 def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsys):
@@ -313,7 +318,7 @@ def test_the_plot_draws_each_table_and_lists_what_did_not_finish(tmp_path, capsy
     assert "| dpgm default (AIM+RP) | 4 | — |" in printed
     assert "| reference AIM (mbi) | — | 1 (+1 out of budget) |" in printed
     failed = runs + [{"table": "t", "seed": 2, "epsilon": 1.0, "system": "mbi-aim",
-                      "status": "failed: exit status 1"}]
+                      "status": "failed: ValueError: privacy budget exhausted"}]
     assert "| reference AIM (mbi) | 0 (+1 failed) | 1 (+1 out of budget) |" in (
         plot.coverage(failed))
     seconds = [dict(run, total_s=run["epsilon"] * 20.0 + 6.0 * run["seed"])

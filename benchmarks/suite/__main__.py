@@ -46,7 +46,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.suite import metrics, tables
-from benchmarks.suite.summary import cell, mean_and_error, read_runs
+from benchmarks.suite.summary import cell, mean_and_error, out_of_budget, read_runs
 
 HERE = Path(__file__).resolve().parent
 PEERS = HERE.parent / "peers"
@@ -101,7 +101,7 @@ def run_one(command: list[str], train_csv: Path, spec: Path, epsilon: float, see
                               capture_output=True, text=True, timeout=budget,
                               env={**os.environ, "PYTHONHASHSEED": str(seed)})
     except subprocess.TimeoutExpired:
-        return {"status": f"out of its {budget / 60:g}-minute budget"}
+        return {"status": out_of_budget(budget)}
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         return {"status": f"failed: {last[:200]}"}

@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.suite.metrics import KEPT_RATIO
-from benchmarks.suite.summary import mean_and_error, read_runs
+from benchmarks.suite.summary import mean_and_error, ran_out_of_budget, read_runs
 
 #: what a person reads for each system's name (another name is shown as it is)
 SYSTEM_LABELS = {
@@ -140,7 +140,7 @@ def coverage(runs: list[dict]) -> str:
     for run in runs:
         status = run.get("status", "no status")
         kind = ("finished" if status == "ok" else
-                "out of budget" if "budget" in status else "failed")
+                "out of budget" if ran_out_of_budget(status) else "failed")
         counts[(run["system"], run["table"])][kind] += 1
     lines = ["| system | " + " | ".join(tables) + " |", "|---|" + "---|" * len(tables)]
     for system in systems:

@@ -23,6 +23,17 @@ def cell(run: dict) -> tuple[str, int, float, str]:
     return run["table"], run["seed"], float(run["epsilon"]), run["system"]
 
 
+def out_of_budget(seconds: float) -> str:
+    """The status of a run stopped at its time budget of ``seconds``."""
+    return f"out of its {seconds / 60:g}-minute budget"
+
+
+def ran_out_of_budget(status: str) -> bool:
+    """Whether ``status`` is that of a run stopped at its time budget (a failure's
+    message that mentions a budget is not)."""
+    return status.startswith("out of its ") and status.endswith("-minute budget")
+
+
 def read_runs(logs: list[Path]) -> list[dict]:
     """Every run in the suite's logs: where a cell (table, seed, ε, system) comes more
     than once, the last one, reading the logs in the order given and each from its first
