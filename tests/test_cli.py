@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from salt_helpers import folders_under_two_salts
 
 from dpgm import Dataset, Domain, MarkovRandomField
 from dpgm.cli import SEEDED_WARNING, main, sampling_seed
@@ -448,29 +448,21 @@ def test_seeded_synth_does_not_depend_on_string_hashing(inputs, tmp_path):
     """--seed alone fixes every mechanism's output: Python salts str hashes per process,
     so no set or dict built from attribute names may order a draw. (The reference AIM's
     scripts do, so the benchmark suite fixes PYTHONHASHSEED for every system; that would
-    hide such an order in dpgm, hence this check across two processes.)"""
+    hide such an order in dpgm, hence this check across two processes. The raw-table path
+    is checked in test_cli_raw_path.py.)"""
     from dpgm.cli.common import MECHANISMS
 
     csv, domain = inputs
     code = (
         "import sys; from dpgm.cli import main\n"
-        "csv, domain, folder = sys.argv[1:4]\n"
+        "folder, csv, domain = sys.argv[1:4]\n"
         "print(hash('salt'))\n"
         "for mechanism in sys.argv[4:]:\n"
         "    assert main(['synth', csv, '--domain', domain, '--epsilon', '1', '--seed', '5',"
         f" '--iters', '{ITERS}', '--mechanism', mechanism,"
         " '--out', f'{folder}/{mechanism}.csv']) == 0\n"
     )
-    salts = []
-    for hash_seed in ("1", "2"):
-        folder = tmp_path / hash_seed
-        folder.mkdir()
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run([sys.executable, "-c", code, str(csv), str(domain), str(folder),
-                               *MECHANISMS], capture_output=True, text=True, env=env, timeout=600)
-        assert done.returncode == 0, done.stderr[-2000:]
-        salts.append(done.stdout.split("\n")[0])
-    assert salts[0] != salts[1]  # the two processes did hash strings differently
+    one, two = folders_under_two_salts(tmp_path, code, str(csv), str(domain), *MECHANISMS)
     for mechanism in MECHANISMS:
-        one, two = (tmp_path / salt / f"{mechanism}.csv" for salt in ("1", "2"))
-        assert one.read_bytes() == two.read_bytes(), mechanism
+        name = f"{mechanism}.csv"
+        assert (one / name).read_bytes() == (two / name).read_bytes(), mechanism
