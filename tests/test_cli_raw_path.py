@@ -64,7 +64,7 @@ spec = json.loads(open(draft).read())
 for name, column in spec['columns'].items():
     column['kind'] = json.loads(kinds).get(name, 'numeric')
 open(draft, 'w').write(json.dumps(spec))
-# a large epsilon, so that labels are released (their order is a set's in waiting)
+# a large epsilon, so that labels are released and their order is at stake
 assert main(['schema', 'discover', data, '--schema', draft, '--epsilon', '10',
              '--out', schema, '--seed', '3']) == 0
 workload = f'{folder}/workload.json'
@@ -73,7 +73,8 @@ open(workload, 'w').write(json.dumps([['species', 'island', 'sex'], ['island', '
                                       ['culmen_length_mm', 'culmen_depth_mm']]))
 for mechanism in mechanisms:
     # the mechanisms that measure a workload get a small one (all 3-way marginals of
-    # eleven refined columns are too large to measure at once); CGM's EM ignores --iters
+    # eleven refined columns are too large to measure at once); CGM fits with PGM, as
+    # its default EM runs em_iters, which --iters does not set
     extra = [] if mechanism in ('aim', 'aim-rp', 'mst', 'privbayes', 'swift') else [
         '--workload', workload, *(['--estimator', 'pgm'] if mechanism == 'cgm' else [])]
     assert main(['synth', data, '--schema', schema, '--epsilon', '1', '--seed', '5',
