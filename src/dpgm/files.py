@@ -80,8 +80,10 @@ def check_output(path: PathType, *, force: bool = False, inputs: Iterable[PathTy
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".check", dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write to {folder} ({exc.strerror})") from None
-    os.close(fd)
-    os.unlink(probe)
+    try:
+        os.close(fd)
+    finally:  # also when SIGTERM or Ctrl-C lands between: no probe is left behind
+        os.unlink(probe)
     if target.exists():
         if not force:
             raise OutputError(f"{target} exists; pass {option('force', True)} to overwrite it")
