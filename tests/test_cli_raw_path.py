@@ -19,14 +19,19 @@ KINDS = {"species": "categorical", "island": "categorical", "clutch_completion":
          "sex": "categorical", "date_egg": "datetime"}  # the rest are numbers
 
 
-def test_draft_discover_synth_evaluate_on_a_real_table(tmp_path, capsys):
-    data, _ = penguins_paths()
-    schema = tmp_path / "schema.json"
+def _draft_with_kinds(data, schema) -> None:
+    """``dpgm schema draft`` into ``schema``, its kinds then filled from public knowledge."""
     assert main(["schema", "draft", str(data), "--out", str(schema)]) == 0
     spec = json.loads(schema.read_text())
     for name, column in spec["columns"].items():  # public knowledge: what each column is
         column["kind"] = KINDS.get(name, "numeric")
     schema.write_text(json.dumps(spec))
+
+
+def test_draft_discover_synth_evaluate_on_a_real_table(tmp_path, capsys):
+    data, _ = penguins_paths()
+    schema = tmp_path / "schema.json"
+    _draft_with_kinds(data, schema)
     assert main(["schema", "discover", str(data), "--schema", str(schema), "--epsilon", "1",
                  "--out", str(schema), "--force", "--seed", "3"]) == 0
     learnt = json.loads(schema.read_text())["columns"]
@@ -55,15 +60,10 @@ import json, sys
 from dpgm.cli import main
 from dpgm.datasets import penguins_paths
 
-folder, kinds, *mechanisms = sys.argv[1:]
+folder, draft, *mechanisms = sys.argv[1:]
 print(hash('salt'))
 data = str(penguins_paths()[0])
-draft, schema = f'{folder}/draft.json', f'{folder}/schema.json'
-assert main(['schema', 'draft', data, '--out', draft]) == 0
-spec = json.loads(open(draft).read())
-for name, column in spec['columns'].items():
-    column['kind'] = json.loads(kinds).get(name, 'numeric')
-open(draft, 'w').write(json.dumps(spec))
+schema = f'{folder}/schema.json'
 # a large epsilon, so that labels are released and their order is at stake
 assert main(['schema', 'discover', data, '--schema', draft, '--epsilon', '10',
              '--out', schema, '--seed', '3']) == 0
@@ -85,12 +85,14 @@ for mechanism in mechanisms:
 
 def test_seeded_raw_table_path_does_not_depend_on_string_hashing(tmp_path):
     """discover and then synth, with --seed, give the same schema and records byte for
-    byte under two string-hash salts, for every mechanism: labels and column names are
-    strings, so a set of either must never order a draw (test_cli.py checks the codes
-    path the same way)."""
+    byte under two string-hash salts, for every mechanism (from one draft): labels and
+    column names are strings, so a set of either must never order a draw (test_cli.py
+    checks the codes path the same way)."""
     from dpgm.cli.common import MECHANISMS
 
-    one, two = folders_under_two_salts(tmp_path, SALT_CHILD, json.dumps(KINDS), *MECHANISMS)
+    draft = tmp_path / "draft.json"
+    _draft_with_kinds(penguins_paths()[0], draft)
+    one, two = folders_under_two_salts(tmp_path, SALT_CHILD, str(draft), *MECHANISMS)
     labels = json.loads((one / "schema.json").read_text())["columns"]["species"]["labels"]
     assert len(labels) == 3  # the labels were released, so their order was at stake
     for name in ("schema.json", *(f"{mechanism}.csv" for mechanism in MECHANISMS)):
